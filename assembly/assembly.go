@@ -1,0 +1,106 @@
+// Package assembly reads and validates a cloud assembly: cdkx.out/manifest.json and its stack templates.
+//
+// The format is described in shared/reference/cloud-assembly.md. Load never stops at the first problem: it
+// returns every diagnostic of one pass, each with the file and JSON path it concerns.
+package assembly
+
+import (
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+)
+
+// SupportedMajorVersion is the manifest format major version cdkx reads.
+const SupportedMajorVersion = 1
+
+// Assembly is a loaded cloud assembly.
+type Assembly struct {
+	// Dir is the assembly directory as given (e.g. "cdkx.out").
+	Dir string
+	// Version is the manifest's format version, e.g. "1.0.0".
+	Version string
+	// Stacks are in manifest order.
+	Stacks []*Stack
+	// Assets are the cdkx:asset artifacts, in manifest order.
+	Assets []*Asset
+	// LocalFiles are the IDs of cdkx:local-files artifacts (listed, never deployed).
+	LocalFiles []string
+}
+
+// Stack returns the stack with the given artifact ID, or nil.
+func (a *Assembly) Stack(id string) *Stack {
+	for _, s := range a.Stacks {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// Stack is one cdkx:stack artifact and its template.
+type Stack struct {
+	// ID is the artifact ID (construct path with "/" → "-"); it names the stack in state.
+	ID          string
+	DisplayName string
+	// TemplateFile is the template's path relative to the assembly directory.
+	TemplateFile string
+	// File is the template's path as shown in diagnostics (Dir joined with TemplateFile).
+	File string
+	// Dependencies are the stacks to deploy first: the manifest's plus those found through stackRef
+	// tokens anywhere in the template (outputs included), sorted, without duplicates.
+	Dependencies []string
+	// OutputKeys are the outputs the manifest declares.
+	OutputKeys []string
+	// Resources are sorted by logical ID.
+	Resources []*Resource
+	// Outputs are keyed by output key.
+	Outputs map[string]*Output
+	// Legacy is set when the template uses the flat layout (top level is the map of resources).
+	Legacy bool
+	// Template is the template file's bytes as read, the deployment snapshot.
+	Template []byte
+	// Missing is set when the template file could not be read or parsed; the stack has no resources then.
+	Missing bool
+}
+
+// Resource returns the resource with the given logical ID, or nil.
+func (s *Stack) Resource(logicalID string) *Resource {
+	for _, r := range s.Resources {
+		if r.LogicalID == logicalID {
+			return r
+		}
+	}
+	return nil
+}
+
+// Resource is one entry of a template's resources.
+type Resource struct {
+	LogicalID string
+	// Type is "Provider::Domain::Type".
+	Type string
+	// Provider is the template's provider, or the first segment of Type lower-cased when absent.
+	Provider string
+	// Properties may hold tokens anywhere; see Tokens.
+	Properties resource.Properties
+	Metadata   map[string]any
+	// DependsOn are logical IDs in the same stack, as written.
+	DependsOn []string
+	// Path is the resource's JSON path in its template, e.g. "resources.WebA1B2C3D4".
+	Path string
+}
+
+// Output is one entry of a template's outputs.
+type Output struct {
+	Key         string
+	Value       any
+	Description string
+	// Path is the output's JSON path, e.g. "outputs.NetworkId".
+	Path string
+}
+
+// Asset is a cdkx:asset artifact: a staged file or directory.
+type Asset struct {
+	ID   string
+	Hash string
+	// Path is relative to the assembly directory.
+	Path      string
+	Packaging string // file | directory
+}

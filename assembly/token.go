@@ -1,0 +1,134 @@
+package assembly
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// Token is a reference inside a property or output value: {"ref": ID, "attr": NAME} (same stack) or
+// {"stackRef": STACK, "outputKey": KEY} (another stack). Exactly one of Ref and StackRef is set.
+type Token struct {
+	Ref       string
+	Attr      string
+	StackRef  string
+	OutputKey string
+}
+
+// String renders the token as it appears in JSON, e.g. `{ref: Zone, attr: zoneId}`.
+func (t Token) String() string {
+	if t.StackRef != "" {
+		return fmt.Sprintf("{stackRef: %s, outputKey: %s}", t.StackRef, t.OutputKey)
+	}
+	if t.Attr == "" {
+		return fmt.Sprintf("{ref: %s}", t.Ref)
+	}
+	return fmt.Sprintf("{ref: %s, attr: %s}", t.Ref, t.Attr)
+}
+
+// AsToken reports whether v is a token: an object with exactly the keys ref (string) and attr (string),
+// or stackRef (string) and outputKey (string). A lone {"ref": ID} is returned with ok and an empty Attr,
+// so that validation can report it; it is an error at deploy.
+func AsToken(v any) (Token, bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Token{}, false
+	}
+	str := func(k string) (string, bool) {
+		s, ok := m[k].(string)
+		return s, ok
+	}
+	switch len(m) {
+	case 1:
+		if ref, ok := str("ref"); ok {
+			return Token{Ref: ref}, true
+		}
+	case 2:
+		if ref, ok := str("ref"); ok {
+			if attr, ok := str("attr"); ok {
+				return Token{Ref: ref, Attr: attr}, true
+			}
+		}
+		if sr, ok := str("stackRef"); ok {
+			if key, ok := str("outputKey"); ok {
+				return Token{StackRef: sr, OutputKey: key}, true
+			}
+		}
+	}
+	return Token{}, false
+}
+
+// TokenAt is a token found at Path, a JSON path relative to the value searched (e.g. "records[0]").
+type TokenAt struct {
+	Token
+	Path string
+}
+
+// FindTokens returns every token in v, depth first, object keys in sorted order, with its path under
+// prefix (joined with "." for keys and "[i]" for list elements).
+func FindTokens(prefix string, v any) []TokenAt {
+	var out []TokenAt
+	walkTokens(prefix, v, &out)
+	return out
+}
+
+func walkTokens(path string, v any, out *[]TokenAt) {
+	if t, ok := AsToken(v); ok {
+		*out = append(*out, TokenAt{Token: t, Path: path})
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			walkTokens(JoinPath(path, k), v[k], out)
+		}
+	case []any:
+		for i, e := range v {
+			walkTokens(path+"["+strconv.Itoa(i)+"]", e, out)
+		}
+	}
+}
+
+// JoinPath appends key to a dotted JSON path.
+func JoinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// Resolve returns a copy of v with every token replaced by lookup's answer. lookup's error is returned
+// wrapped with the token's path. Values that are not tokens are copied as they are.
+func Resolve(path string, v any, lookup func(at TokenAt) (any, error)) (any, error) {
+	if t, ok := AsToken(v); ok {
+		return lookup(TokenAt{Token: t, Path: path})
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			r, err := Resolve(JoinPath(path, k), e, lookup)
+			if err != nil {
+				return nil, err
+			}
+			m[k] = r
+		}
+		return m, nil
+	case []any:
+		s := make([]any, len(v))
+		for i, e := range v {
+			r, err := Resolve(path+"["+strconv.Itoa(i)+"]", e, lookup)
+			if err != nil {
+				return nil, err
+			}
+			s[i] = r
+		}
+		return s, nil
+	}
+	return v, nil
+}

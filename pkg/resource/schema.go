@@ -1,0 +1,200 @@
+package resource
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Kind is the JSON type a property must have.
+type Kind string
+
+// Property kinds. Any accepts every JSON value.
+const (
+	KindString  Kind = "string"
+	KindInteger Kind = "integer"
+	KindNumber  Kind = "number"
+	KindBool    Kind = "boolean"
+	KindList    Kind = "list"
+	KindObject  Kind = "object"
+	KindAny     Kind = "any"
+)
+
+// PropertySchema describes one property of a resource type.
+type PropertySchema struct {
+	Kind        Kind
+	Required    bool
+	Enum        []string        // allowed values of a string
+	Items       *PropertySchema // element schema of a list
+	Description string
+	// CreateOnly properties cannot change in place: a change replaces the object.
+	CreateOnly bool
+	// WriteOnly properties are sent to the provider but never stored in state or shown.
+	WriteOnly bool
+	// Default is used when the property is absent, for diffing (nil: no default).
+	Default any
+}
+
+// Schema describes a resource type: its properties, its outputs and how it is replaced.
+type Schema struct {
+	Type        string // "Provider::Domain::Type"
+	Description string
+	Properties  map[string]PropertySchema
+	// Outputs lists the output attributes the type publishes (besides "crn", which every type has).
+	Outputs []string
+	// StableOutputs lists the outputs an in-place update never changes (e.g. an ID derived from create-only
+	// properties). The planner predicts them from state; other outputs of an updated resource are unknown
+	// until deploy.
+	StableOutputs []string
+	// DeleteBeforeReplace is set when two objects of this type with the same Identity cannot coexist, so
+	// the old one must be deleted before the new one is created.
+	DeleteBeforeReplace bool
+	// Identity lists the properties that name an object at the provider (e.g. a zone's name). When
+	// DeleteBeforeReplace is set and a replacement changes one of them, old and new objects can coexist and
+	// the replacement is create-before-delete after all. Empty: every replacement of a DeleteBeforeReplace
+	// type deletes first.
+	Identity []string
+	// AllowUnknownProperties accepts properties not listed in Properties.
+	AllowUnknownProperties bool
+	// Check, when set, runs type-specific rules after the generic ones (e.g. "name must end with a dot").
+	// Values for which unknown returns true are not known yet and must be skipped.
+	Check func(props Properties, unknown IsUnknownFunc) []FieldError
+}
+
+// CreateOnly returns the names of the create-only properties, sorted.
+func (s Schema) CreateOnly() []string {
+	var out []string
+	for name, p := range s.Properties {
+		if p.CreateOnly {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// HasOutput reports whether attr is an output attribute of the type ("crn" always is).
+func (s Schema) HasOutput(attr string) bool {
+	return attr == "crn" || slices.Contains(s.Outputs, attr)
+}
+
+// FieldError is one property that fails its schema. Path is relative to the properties object,
+// e.g. "records[2]" or "ttl".
+type FieldError struct {
+	Path    string
+	Message string
+}
+
+// IsUnknownFunc reports whether a value is not known yet (a token) and must not be type-checked.
+type IsUnknownFunc func(v any) bool
+
+// Validate checks props against the schema: required properties, kinds, enums and unknown names.
+// Values for which unknown returns true (tokens) pass any check but Required. It returns every problem,
+// sorted by path.
+func (s Schema) Validate(props Properties, unknown IsUnknownFunc) []FieldError {
+	var errs []FieldError
+	names := make([]string, 0, len(s.Properties))
+	for name := range s.Properties {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		ps := s.Properties[name]
+		v, ok := props[name]
+		if !ok || v == nil {
+			if ps.Required {
+				errs = append(errs, FieldError{Path: name, Message: fmt.Sprintf("required property %q is missing", name)})
+			}
+			continue
+		}
+		errs = append(errs, ps.check(name, v, unknown)...)
+	}
+	if !s.AllowUnknownProperties {
+		for name := range props {
+			if _, ok := s.Properties[name]; !ok {
+				errs = append(errs, FieldError{Path: name, Message: fmt.Sprintf("unknown property %q; %s has %s",
+					name, s.Type, strings.Join(names, ", "))})
+			}
+		}
+	}
+	if s.Check != nil {
+		errs = append(errs, s.Check(props, unknown)...)
+	}
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Path < errs[j].Path })
+	return errs
+}
+
+func (ps PropertySchema) check(path string, v any, unknown IsUnknownFunc) []FieldError {
+	if unknown != nil && unknown(v) {
+		return nil
+	}
+	if _, ok := v.(Unknown); ok {
+		return nil
+	}
+	bad := func(want string) []FieldError {
+		return []FieldError{{Path: path, Message: fmt.Sprintf("must be %s, got %s", want, describe(v))}}
+	}
+	switch ps.Kind {
+	case KindString:
+		s, ok := v.(string)
+		if !ok {
+			return bad("a string")
+		}
+		if len(ps.Enum) > 0 && !slices.Contains(ps.Enum, s) {
+			return []FieldError{{Path: path, Message: fmt.Sprintf("must be one of %s, got %q", strings.Join(ps.Enum, ", "), s)}}
+		}
+	case KindInteger:
+		n, ok := v.(json.Number)
+		if !ok {
+			return bad("an integer")
+		}
+		if _, err := n.Int64(); err != nil {
+			return bad("an integer")
+		}
+	case KindNumber:
+		if _, ok := v.(json.Number); !ok {
+			return bad("a number")
+		}
+	case KindBool:
+		if _, ok := v.(bool); !ok {
+			return bad("true or false")
+		}
+	case KindList:
+		list, ok := v.([]any)
+		if !ok {
+			return bad("a list")
+		}
+		var errs []FieldError
+		if ps.Items != nil {
+			for i, e := range list {
+				errs = append(errs, ps.Items.check(fmt.Sprintf("%s[%d]", path, i), e, unknown)...)
+			}
+		}
+		return errs
+	case KindObject:
+		if _, ok := v.(map[string]any); !ok {
+			return bad("an object")
+		}
+	}
+	return nil
+}
+
+func describe(v any) string {
+	switch v := v.(type) {
+	case string:
+		return fmt.Sprintf("string %q", v)
+	case json.Number:
+		return "number " + v.String()
+	case bool:
+		return fmt.Sprintf("%t", v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "an object"
+	case nil:
+		return "null"
+	}
+	return fmt.Sprintf("%T", v)
+}

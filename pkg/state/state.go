@@ -1,0 +1,258 @@
+// Package state is the model of what cdkx has deployed: stacks, resources, deployments and their events.
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+)
+
+// Resource is one deployed object as recorded after its last step.
+type Resource struct {
+	LogicalID  string `json:"logicalId"`
+	Type       string `json:"type"`
+	Provider   string `json:"provider"`
+	PhysicalID string `json:"physicalId,omitempty"`
+	// Inputs are the resolved properties last applied (write-only values replaced by their fingerprint).
+	Inputs resource.Properties `json:"inputs"`
+	// Outputs are what {ref, attr} tokens read, "crn" included.
+	Outputs resource.Properties `json:"outputs"`
+	// Dependencies are the direct dependencies: logical IDs in the same stack, sorted.
+	Dependencies []string `json:"dependencies,omitempty"`
+	// Status is the last lifecycle status, e.g. CREATE_COMPLETE.
+	Status string `json:"status"`
+	// Pending is set while a provider call for this resource may be in flight (see engine-semantics.md).
+	Pending *PendingOperation `json:"pending,omitempty"`
+	// Replaced lists older objects of this logical ID that a replacement created a successor for and that
+	// are not deleted yet. They exist at the provider and state must know them.
+	Replaced  []Object  `json:"replaced,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// Object is a provider object identified by its physical ID, with what was last applied to it.
+type Object struct {
+	Type       string              `json:"type"`
+	Provider   string              `json:"provider"`
+	PhysicalID string              `json:"physicalId"`
+	Inputs     resource.Properties `json:"inputs"`
+	Outputs    resource.Properties `json:"outputs"`
+}
+
+// PendingOperation is the durable record written before a provider call: the operation, the inputs sent,
+// and when it started. It is cleared by the change that records the call's result.
+type PendingOperation struct {
+	Op         string              `json:"op"` // creating, updating, deleting
+	Inputs     resource.Properties `json:"inputs,omitempty"`
+	PhysicalID string              `json:"physicalId,omitempty"`
+	StartedAt  time.Time           `json:"startedAt"`
+}
+
+// Stack is a stack's state at one version.
+type Stack struct {
+	Name string `json:"name"`
+	// Version increases by one with every change committed to the stack; 0 for a stack never deployed.
+	Version int64 `json:"version"`
+	// Status is the stack's last lifecycle status, e.g. UPDATE_COMPLETE.
+	Status string `json:"status,omitempty"`
+	// Outputs are the stack's resolved outputs, what {stackRef, outputKey} tokens read.
+	Outputs resource.Properties `json:"outputs"`
+	// Dependencies are the stacks this stack's last deployment depended on, sorted.
+	Dependencies []string `json:"dependencies,omitempty"`
+	// Resources are keyed by logical ID.
+	Resources map[string]*Resource `json:"-"`
+	UpdatedAt time.Time            `json:"updatedAt"`
+}
+
+// NewStack returns an empty stack state (version 0) named name.
+func NewStack(name string) *Stack {
+	return &Stack{Name: name, Outputs: resource.Properties{}, Resources: map[string]*Resource{}}
+}
+
+// SortedResources returns the stack's resources ordered by logical ID.
+func (s *Stack) SortedResources() []*Resource {
+	out := make([]*Resource, 0, len(s.Resources))
+	for _, r := range s.Resources {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LogicalID < out[j].LogicalID })
+	return out
+}
+
+// ChangeKind names what one Change does to a stack.
+type ChangeKind string
+
+// Kinds of change.
+const (
+	// PutResource records Resource (insert or replace by logical ID).
+	PutResource ChangeKind = "put"
+	// DeleteResource removes LogicalID from the stack.
+	DeleteResource ChangeKind = "delete"
+	// PutStack records the stack's Status, Outputs and Dependencies.
+	PutStack ChangeKind = "stack"
+)
+
+// Change is one entry of a stack's journal: O(size of one resource) bytes.
+type Change struct {
+	Kind      ChangeKind `json:"kind"`
+	Resource  *Resource  `json:"resource,omitempty"`
+	LogicalID string     `json:"logicalId,omitempty"`
+	// For PutStack.
+	Status       string              `json:"status,omitempty"`
+	Outputs      resource.Properties `json:"outputs,omitempty"`
+	Dependencies []string            `json:"dependencies,omitempty"`
+}
+
+// Apply applies c to s in memory (the same rule the backends use when replaying a journal).
+func (s *Stack) Apply(c Change) error {
+	switch c.Kind {
+	case PutResource:
+		if c.Resource == nil {
+			return errors.New("put change without resource")
+		}
+		s.Resources[c.Resource.LogicalID] = c.Resource
+	case DeleteResource:
+		delete(s.Resources, c.LogicalID)
+	case PutStack:
+		s.Status = c.Status
+		s.Outputs = c.Outputs
+		if s.Outputs == nil {
+			s.Outputs = resource.Properties{}
+		}
+		s.Dependencies = c.Dependencies
+	default:
+		return fmt.Errorf("unknown change kind %q", c.Kind)
+	}
+	return nil
+}
+
+// DeploymentKind is what a deployment did.
+type DeploymentKind string
+
+// Deployment kinds (engine-semantics.md).
+const (
+	KindDeploy  DeploymentKind = "deploy"
+	KindPlan    DeploymentKind = "plan"
+	KindDestroy DeploymentKind = "destroy"
+	KindImport  DeploymentKind = "import"
+	KindRefresh DeploymentKind = "refresh"
+)
+
+// DeploymentStatus is where a deployment is in its lifecycle.
+type DeploymentStatus string
+
+// Deployment statuses. Terminal: COMPLETED, FAILED, REJECTED, ABORTED.
+const (
+	StatusProposed  DeploymentStatus = "PROPOSED"
+	StatusApproved  DeploymentStatus = "APPROVED"
+	StatusRejected  DeploymentStatus = "REJECTED"
+	StatusPending   DeploymentStatus = "PENDING"
+	StatusRunning   DeploymentStatus = "RUNNING"
+	StatusCompleted DeploymentStatus = "COMPLETED"
+	StatusFailed    DeploymentStatus = "FAILED"
+	StatusAborted   DeploymentStatus = "ABORTED"
+)
+
+// Deployment is the immutable record of one run against one stack.
+type Deployment struct {
+	ID     string           `json:"id"`
+	Stack  string           `json:"stack"`
+	Kind   DeploymentKind   `json:"kind"`
+	Status DeploymentStatus `json:"status"`
+	// CreatedBy is "user@host".
+	CreatedBy   string `json:"createdBy"`
+	CdkxVersion string `json:"cdkxVersion"`
+	// Snapshot is the stack template (JSON) the deployment ran with; SnapshotHash its SHA-256, hex.
+	Snapshot     []byte    `json:"snapshot,omitempty"`
+	SnapshotHash string    `json:"snapshotHash,omitempty"`
+	StartedAt    time.Time `json:"startedAt"`
+	FinishedAt   time.Time `json:"finishedAt,omitzero"`
+	// Version is the stack's state version when the deployment finished.
+	Version int64 `json:"version"`
+	// Error is the root cause of a FAILED or ABORTED deployment.
+	Error string `json:"error,omitempty"`
+}
+
+// Event is one lifecycle event of a deployment, numbered from 1 by Seq.
+type Event struct {
+	DeploymentID string    `json:"deploymentId"`
+	Seq          int64     `json:"seq"`
+	Time         time.Time `json:"time"`
+	Stack        string    `json:"stack"`
+	LogicalID    string    `json:"logicalId,omitempty"`
+	Type         string    `json:"type,omitempty"`
+	Status       string    `json:"status"`
+	Reason       string    `json:"reason,omitempty"`
+}
+
+// LockInfo identifies the holder of a stack's lock.
+type LockInfo struct {
+	ID          string    `json:"id"`
+	Stack       string    `json:"stack"`
+	Operation   string    `json:"operation"`
+	User        string    `json:"user"`
+	Host        string    `json:"host"`
+	PID         int       `json:"pid"`
+	StartedAt   time.Time `json:"startedAt"`
+	HeartbeatAt time.Time `json:"heartbeatAt"`
+}
+
+// String renders the holder for an error message, e.g. `deploy by alice@ci-7 (pid 4242) since 2026-…`.
+func (l LockInfo) String() string {
+	return fmt.Sprintf("%s by %s@%s (pid %d, lock %s) since %s", l.Operation, l.User, l.Host, l.PID, l.ID,
+		l.StartedAt.UTC().Format(time.RFC3339))
+}
+
+// LockedError is returned by Backend.Lock when another holder has the stack's lock.
+type LockedError struct {
+	Holder LockInfo
+}
+
+// Error names the stack and the holder.
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("stack %q is locked: %s", e.Holder.Stack, e.Holder)
+}
+
+// ErrNotFound is returned (wrapped) when a stack version or deployment does not exist.
+var ErrNotFound = errors.New("not found")
+
+// Backend is where state lives. Every method is safe for concurrent use. Each Commit is one atomic
+// transaction; a crash leaves state as of the last committed Commit.
+type Backend interface {
+	// ListStacks returns the names of stacks with state, sorted.
+	ListStacks(ctx context.Context) ([]string, error)
+	// GetStack returns the current state of a stack; a stack never deployed is NewStack(name), not an error.
+	GetStack(ctx context.Context, name string) (*Stack, error)
+	// GetStackVersion returns the stack as it was at version (replaying its journal); ErrNotFound when the
+	// stack never reached that version.
+	GetStackVersion(ctx context.Context, name string, version int64) (*Stack, error)
+
+	// Commit applies changes to the stack and stores events, in one transaction, and returns the
+	// stack's new version (one more than before, whatever the number of changes).
+	Commit(ctx context.Context, deploymentID, stack string, changes []Change, events []Event) (int64, error)
+
+	// CreateDeployment stores a new deployment record.
+	CreateDeployment(ctx context.Context, d *Deployment) error
+	// FinishDeployment sets a deployment's terminal status, finish time, resulting version and error.
+	FinishDeployment(ctx context.Context, id string, status DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error
+	// ListDeployments returns the deployments of stack (all stacks when stack is ""), newest first, at most
+	// limit (0: all), without snapshots.
+	ListDeployments(ctx context.Context, stack string, limit int) ([]Deployment, error)
+	// GetDeployment returns one deployment with its snapshot; ErrNotFound when absent.
+	GetDeployment(ctx context.Context, id string) (*Deployment, error)
+	// Events returns a deployment's events in Seq order.
+	Events(ctx context.Context, deploymentID string) ([]Event, error)
+
+	// Lock takes the stack's lock for info.ID, or returns *LockedError naming the holder. It does not wait.
+	Lock(ctx context.Context, info LockInfo) error
+	// Unlock releases the stack's lock if id holds it.
+	Unlock(ctx context.Context, stack, id string) error
+	// Heartbeat refreshes the holder's heartbeat time on the stack's lock.
+	Heartbeat(ctx context.Context, stack, id string, at time.Time) error
+
+	// Close releases the backend's resources.
+	Close() error
+}
