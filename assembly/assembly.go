@@ -38,7 +38,8 @@ func (a *Assembly) Stack(id string) *Stack {
 // Stack is one cdkx:stack artifact and its template.
 type Stack struct {
 	// ID is the artifact ID (construct path with "/" → "-"); it names the stack in state.
-	ID          string
+	ID string
+	// DisplayName is the manifest's displayName, or ID when it has none.
 	DisplayName string
 	// TemplateFile is the template's path relative to the assembly directory.
 	TemplateFile string
@@ -83,8 +84,11 @@ type Resource struct {
 	Metadata   map[string]any
 	// DependsOn are logical IDs in the same stack, as written.
 	DependsOn []string
-	// Path is the resource's JSON path in its template, e.g. "resources.WebA1B2C3D4".
+	// Path is the resource's JSON path in its template, e.g. "resources.WebA1B2C3D4" ("WebA1B2C3D4" in
+	// the legacy flat layout).
 	Path string
+	// ProviderFromType is set when the template has no "provider" key and Provider was derived from Type.
+	ProviderFromType bool
 }
 
 // Output is one entry of a template's outputs.

@@ -1,0 +1,125 @@
+package assembly
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+)
+
+// fields reads typed values out of one decoded file and collects a diagnostic for every value that does
+// not have the expected shape. Its methods never stop at a problem: they report it and let the caller go on.
+type fields struct {
+	file string
+	ds   diag.Diagnostics
+}
+
+func (f *fields) errorf(path, format string, args ...any) {
+	f.ds.Errorf(f.file, path, format, args...)
+}
+
+func (f *fields) warnf(path, format string, args ...any) {
+	f.ds.Warnf(f.file, path, format, args...)
+}
+
+// detail sets the detail of the last diagnostic.
+func (f *fields) detail(format string, args ...any) {
+	f.ds[len(f.ds)-1].Detail = fmt.Sprintf(format, args...)
+}
+
+// object returns v as an object, or reports that the value at path is not one.
+func (f *fields) object(path string, v any) (*object, bool) {
+	o, ok := v.(*object)
+	if !ok {
+		f.errorf(path, "must be an object, got %s", describe(v))
+	}
+	return o, ok
+}
+
+// required returns the value of key in o, or reports that it is missing.
+func (f *fields) required(path string, o *object, key string) (any, bool) {
+	v, ok := o.get(key)
+	if !ok {
+		f.errorf(path, "missing %q", key)
+	}
+	return v, ok
+}
+
+// string returns v as a string, or reports at path that it is not one.
+func (f *fields) string(path string, v any) (string, bool) {
+	s, ok := v.(string)
+	if !ok {
+		f.errorf(path, "must be a string, got %s", describe(v))
+	}
+	return s, ok
+}
+
+// name returns v as a non-empty string (an ID, a type, a file name), or reports at path that it is not one.
+func (f *fields) name(path string, v any) (string, bool) {
+	s, ok := f.string(path, v)
+	if ok && s == "" {
+		f.errorf(path, "must not be empty")
+		ok = false
+	}
+	return s, ok
+}
+
+// optionalString returns the string at key of o, "" when the key is absent.
+func (f *fields) optionalString(path string, o *object, key string) string {
+	v, ok := o.get(key)
+	if !ok {
+		return ""
+	}
+	s, _ := f.string(JoinPath(path, key), v)
+	return s
+}
+
+// strings returns the list of non-empty strings at key of o, or nil when the key is absent or an element
+// is not such a string (each is reported). Dropping the whole list keeps the index of every entry that is
+// returned equal to its index in the file, which later diagnostics name.
+func (f *fields) strings(path string, o *object, key string) []string {
+	v, ok := o.get(key)
+	if !ok {
+		return nil
+	}
+	path = JoinPath(path, key)
+	list, ok := v.([]any)
+	if !ok {
+		f.errorf(path, "must be a list of strings, got %s", describe(v))
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		if s, ok := f.name(fmt.Sprintf("%s[%d]", path, i), e); ok {
+			out = append(out, s)
+		}
+	}
+	if len(out) < len(list) {
+		return nil
+	}
+	return out
+}
+
+// unknownKeys warns about keys of o that are not in known: they are ignored, and often a typo.
+func (f *fields) unknownKeys(path string, o *object, known ...string) {
+	for _, k := range o.keys {
+		if !slices.Contains(known, k) {
+			f.warnf(JoinPath(path, k), "unknown key %q is ignored", k)
+			f.detail("known keys here: %s", strings.Join(known, ", "))
+		}
+	}
+}
+
+// duplicates reports every duplicate key; under the object at idsAt a key is an ID of kind what (such as
+// "logical ID").
+func (f *fields) duplicates(dups []duplicate, idsAt, what string) {
+	for _, d := range dups {
+		name := "key"
+		if d.parent == idsAt {
+			name = what
+		}
+		f.errorf(JoinPath(d.parent, d.key), "duplicate %s %q", name, d.key)
+		f.detail("a key may appear only once in a JSON object; the first one is read")
+	}
+}

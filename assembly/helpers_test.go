@@ -1,0 +1,68 @@
+package assembly
+
+import (
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// loadFiles loads an assembly held in memory: files are keyed by their name inside "cdkx.out".
+func loadFiles(t *testing.T, files map[string]string) (*Assembly, diag.Diagnostics) {
+	t.Helper()
+	return load("cdkx.out", mapReader(files))
+}
+
+func mapReader(files map[string]string) func(string) ([]byte, error) {
+	fsys := fstest.MapFS{}
+	for name, data := range files {
+		fsys["cdkx.out/"+name] = &fstest.MapFile{Data: []byte(data)}
+	}
+	return func(name string) ([]byte, error) { return fs.ReadFile(fsys, filepath.ToSlash(name)) }
+}
+
+// manifest returns a manifest.json listing one stack per ID, with template file ID.json, in that order.
+func manifest(ids ...string) string {
+	arts := make([]string, len(ids))
+	for i, id := range ids {
+		arts[i] = fmt.Sprintf(`%q: {"type": "cdkx:stack", "properties": {"templateFile": "%s.json"}}`, id, id)
+	}
+	return `{"version": "1.0.0", "artifacts": {` + strings.Join(arts, ", ") + `}}`
+}
+
+// lines renders diagnostics one a line, as the CLI prints them.
+func lines(ds diag.Diagnostics) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	return out
+}
+
+// golden compares got with testdata/<name>.golden, or rewrites the file under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", file, diff)
+	}
+}

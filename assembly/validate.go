@@ -1,0 +1,88 @@
+package assembly
+
+import (
+	"fmt"
+
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+)
+
+// Validate checks every resource of a loaded assembly against the schemas that lookup finds: the provider
+// and type must be known, the properties must pass the type's schema (tokens count as values not known
+// yet), and every {ref, attr} must name an output attribute of its target's type. Resources whose type
+// Load found malformed, and stacks whose template is missing, are skipped: Load reported them.
+//
+// The diagnostics are sorted; all are errors. lookup must not be nil.
+func Validate(a *Assembly, lookup resource.SchemaLookup) diag.Diagnostics {
+	var ds diag.Diagnostics
+	for _, s := range a.Stacks {
+		if s.Missing {
+			continue
+		}
+		schemas := make(map[string]resource.Schema, len(s.Resources))
+		for _, r := range s.Resources {
+			schema, ok, rds := validateResource(s, r, lookup)
+			ds = append(ds, rds...)
+			if ok {
+				schemas[r.LogicalID] = schema
+			}
+		}
+		ds = append(ds, validateAttrs(s, schemas)...)
+	}
+	ds.Sort()
+	return ds
+}
+
+// validateResource checks one resource; ok is true when its schema was found.
+func validateResource(s *Stack, r *Resource, lookup resource.SchemaLookup) (schema resource.Schema, ok bool, ds diag.Diagnostics) {
+	if _, _, _, valid := resource.ParseType(r.Type); !valid {
+		return schema, false, nil
+	}
+	schema, providerKnown, ok := lookup(r.Provider, r.Type)
+	switch {
+	case !providerKnown:
+		at, what := r.Path+".provider", "\"provider\""
+		if r.ProviderFromType {
+			at, what = r.Path+".type", "the first segment of \"type\""
+		}
+		ds.Errorf(s.File, at, "unknown provider %q of resource type %s", r.Provider, r.Type)
+		ds[0].Detail = fmt.Sprintf("no cdkx adapter serves it: check the spelling of %s, or use a cdkx release "+
+			"that has an adapter for %q", what, r.Provider)
+	case !ok:
+		ds.Errorf(s.File, r.Path+".type", "unknown type %q for provider %q", r.Type, r.Provider)
+		ds[0].Detail = "check the spelling of \"type\"; the provider's adapter does not serve it"
+	default:
+		props := r.Path + ".properties"
+		for _, fe := range schema.Validate(r.Properties, isToken) {
+			at := props
+			if fe.Path != "" {
+				at = JoinPath(props, fe.Path)
+			}
+			ds.Errorf(s.File, at, "%s", fe.Message)
+		}
+	}
+	return schema, ok && providerKnown, ds
+}
+
+// isToken is the resource.IsUnknownFunc of validation: a token's value is known only at deploy.
+func isToken(v any) bool {
+	_, ok := AsToken(v)
+	return ok
+}
+
+// validateAttrs checks that every {ref, attr} of s names an output attribute of its target's type, for
+// targets whose schema is known.
+func validateAttrs(s *Stack, schemas map[string]resource.Schema) diag.Diagnostics {
+	var ds diag.Diagnostics
+	for _, t := range stackTokens(s) {
+		schema, ok := schemas[t.Ref]
+		if isStackRef(t.Token) || t.Attr == "" || !ok || schema.HasOutput(t.Attr) {
+			continue
+		}
+		attrs := sortedUnique(append([]string{"crn"}, schema.Outputs...))
+		ds.Errorf(s.File, t.Path, "resource %s (%s) has no output %q%s", t.Ref, s.Resource(t.Ref).Type, t.Attr,
+			suggestion(t.Attr, attrs))
+		ds[len(ds)-1].Detail = "its outputs: " + listOrNone(attrs)
+	}
+	return ds
+}
