@@ -1,0 +1,104 @@
+// Package core is the built-in provider "cdkx": resources that live only in cdkx state, with no API
+// behind them, like Terraform's terraform_data.
+package core
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+)
+
+// Name is the provider's name as written in templates.
+const Name = "cdkx"
+
+// TypeData holds a value in state, so that it can be passed through tokens, and replaces itself (and,
+// through create-only properties, its dependents) when a trigger changes.
+//
+// Properties:
+//   - input (any JSON, may be built from tokens): changes update it in place.
+//   - triggersReplace (any JSON, create-only): any change replaces the object (a new id).
+//
+// Outputs: output (a deep copy of input as last applied) and id (a random UUID assigned at create, e.g.
+// "0f8fad5b-d9cb-469f-a165-70867728950e"; also the physical ID).
+//
+// There is no backing store: the object exists exactly as long as state records it. Read returns the
+// properties and outputs it is given (recomputing the outputs when none are given); Delete does nothing.
+const TypeData = "Cdkx::Core::Data"
+
+var dataSchema = resource.Schema{
+	Type:        TypeData,
+	Description: "A value kept in cdkx state (like Terraform's terraform_data); no API is called.",
+	Properties: map[string]resource.PropertySchema{
+		"input": {Kind: resource.KindAny,
+			Description: "Any JSON value; published as the output attribute output; a change updates in place"},
+		"triggersReplace": {Kind: resource.KindAny, CreateOnly: true,
+			Description: "Any JSON value; a change replaces the object and gives it a new id"},
+	},
+	Outputs:       []string{"output", "id"},
+	StableOutputs: []string{"id"},
+}
+
+// Provider serves Cdkx::Core::Data. It keeps no state of its own and is safe for concurrent use.
+type Provider struct{}
+
+// New returns the provider.
+func New() *Provider { return &Provider{} }
+
+// Name returns "cdkx".
+func (*Provider) Name() string { return Name }
+
+// Schemas returns the schema of Cdkx::Core::Data.
+func (*Provider) Schemas() []resource.Schema { return []resource.Schema{dataSchema} }
+
+// Create assigns a new random UUID, which is both the physical ID and the id output.
+func (*Provider) Create(_ context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
+	if err := checkType(req.Type); err != nil {
+		return resource.CreateResult{}, err
+	}
+	id := uuid.NewString()
+	return resource.CreateResult{PhysicalID: id, Outputs: outputs(id, req.Properties)}, nil
+}
+
+// Read returns req's properties and outputs as they are: the object exists while state says so. With no
+// outputs (e.g. a read after an interrupted create) they are computed from the properties. An empty
+// physical ID means the object was never created: an error wrapping resource.ErrNotFound.
+func (*Provider) Read(_ context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
+	if err := checkType(req.Type); err != nil {
+		return resource.ReadResult{}, err
+	}
+	if req.PhysicalID == "" {
+		return resource.ReadResult{}, fmt.Errorf("cdkx: %s without an id: %w", TypeData, resource.ErrNotFound)
+	}
+	out := req.Outputs
+	if out == nil {
+		out = outputs(req.PhysicalID, req.Properties)
+	}
+	return resource.ReadResult{Properties: req.Properties, Outputs: out}, nil
+}
+
+// Update publishes the new input as output; the id stays.
+func (*Provider) Update(_ context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
+	if err := checkType(req.Type); err != nil {
+		return resource.UpdateResult{}, err
+	}
+	return resource.UpdateResult{Outputs: outputs(req.PhysicalID, req.New)}, nil
+}
+
+// Delete does nothing: the object disappears with its state.
+func (*Provider) Delete(_ context.Context, req resource.DeleteRequest) error {
+	return checkType(req.Type)
+}
+
+func outputs(id string, props resource.Properties) resource.Properties {
+	return resource.Properties{"output": resource.Clone(props["input"]), "id": id}
+}
+
+func checkType(t string) error {
+	if t != TypeData {
+		return fmt.Errorf("cdkx: unknown resource type %q (known: %s)", t, TypeData)
+	}
+	return nil
+}

@@ -1,0 +1,301 @@
+// Package powerdns is the cdkx provider "powerdns": DNS zones and record sets in PowerDNS Authoritative,
+// through its HTTP API (https://doc.powerdns.com/authoritative/http-api/).
+//
+// Types:
+//   - PowerDNS::DNS::Zone (see zone.go), a zone at /api/v1/servers/{server}/zones/{zoneId};
+//   - PowerDNS::DNS::RecordSet (see recordset.go), one rrset of a zone, keyed by (name, type).
+//
+// Every request goes through adapters/transport: network errors, 429 and 5xx are retried, every 4xx is
+// answered at once. API errors come back as *resource.ProviderError, decoded by status first because
+// PowerDNS answers 401, 404 and 409 in text/plain and 400 and 422 in JSON ({"error": "…"}).
+package powerdns
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cdkx-dev/cdkx/adapters/transport"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+)
+
+// Name is the provider's name as written in templates.
+const Name = "powerdns"
+
+// Environment variables read by NewFromEnv.
+const (
+	EnvAPIURL   = "PDNS_API_URL"   // base URL of the PowerDNS web server, e.g. http://127.0.0.1:8081
+	EnvAPIKey   = "PDNS_API_KEY"   // the server's api-key, sent as X-API-Key
+	EnvServerID = "PDNS_SERVER_ID" // server id in API paths; default DefaultServerID
+)
+
+// DefaultServerID is the server id of a PowerDNS Authoritative server ("localhost" is the only one it has).
+const DefaultServerID = "localhost"
+
+// Config configures a Provider.
+type Config struct {
+	// URL is the base URL of the PowerDNS web server, e.g. http://127.0.0.1:8081; the adapter appends
+	// /api/v1/servers/{ServerID}. A trailing "/" or "/api/v1" is accepted and dropped.
+	URL string
+	// APIKey is sent as the X-API-Key header of every request; it is never logged or shown in errors.
+	APIKey string
+	// ServerID is the server id in API paths; empty means DefaultServerID.
+	ServerID string
+	// HTTPClient sends each attempt; nil means a pooled client with sane timeouts.
+	HTTPClient *http.Client
+	// Retry is the retry policy; zero fields take the transport defaults (4 retries, 200ms..5s).
+	Retry transport.Retry
+	// Logger receives debug records of HTTP attempts and retries; nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Provider serves PowerDNS::DNS::Zone and PowerDNS::DNS::RecordSet. It is safe for concurrent use.
+// Constructing one sends no request, so a CLI can build it only when an assembly needs it.
+type Provider struct {
+	base   string // e.g. http://127.0.0.1:8081/api/v1/servers/localhost
+	apiKey string
+	http   *transport.Client
+	// serverOK is set once GET /servers/{id} has answered 200, so that a 404 is known to be about the
+	// object and not about a wrong URL or server id.
+	serverOK atomic.Bool
+}
+
+// NewFromEnv builds a Provider from PDNS_API_URL, PDNS_API_KEY and PDNS_SERVER_ID (default "localhost"),
+// read through getenv (os.Getenv in the CLI). A missing URL or key is an error naming the variable to set.
+func NewFromEnv(getenv func(string) string) (*Provider, error) {
+	var missing []string
+	cfg := Config{URL: getenv(EnvAPIURL), APIKey: getenv(EnvAPIKey), ServerID: getenv(EnvServerID)}
+	if cfg.URL == "" {
+		missing = append(missing, EnvAPIURL+" (the PowerDNS web server, e.g. http://127.0.0.1:8081)")
+	}
+	if cfg.APIKey == "" {
+		missing = append(missing, EnvAPIKey+" (the api-key in pdns.conf)")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("powerdns: set %s", strings.Join(missing, " and "))
+	}
+	return New(cfg)
+}
+
+// New builds a Provider from cfg. URL and APIKey are required; URL must be http or https.
+func New(cfg Config) (*Provider, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("powerdns: no API URL; set " + EnvAPIURL)
+	}
+	if cfg.APIKey == "" {
+		return nil, errors.New("powerdns: no API key; set " + EnvAPIKey)
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("powerdns: API URL %q is not an http(s) URL like http://127.0.0.1:8081; check %s", cfg.URL, EnvAPIURL)
+	}
+	base := strings.TrimSuffix(strings.TrimRight(cfg.URL, "/"), "/api/v1")
+	server := cfg.ServerID
+	if server == "" {
+		server = DefaultServerID
+	}
+	return &Provider{
+		base:   base + "/api/v1/servers/" + url.PathEscape(server),
+		apiKey: cfg.APIKey,
+		http: transport.New(transport.Options{
+			Provider:     Name,
+			HTTPClient:   cfg.HTTPClient,
+			Retry:        cfg.Retry,
+			ErrorMessage: errorMessage,
+			Logger:       cfg.Logger,
+			Secrets:      []string{cfg.APIKey},
+		}),
+	}, nil
+}
+
+// Name returns "powerdns".
+func (p *Provider) Name() string { return Name }
+
+// Schemas returns the schemas of PowerDNS::DNS::Zone and PowerDNS::DNS::RecordSet.
+func (p *Provider) Schemas() []resource.Schema { return []resource.Schema{zoneSchema, recordSetSchema} }
+
+// Create creates a zone (POST /zones) or a record set (PATCH /zones/{zoneId}, changetype REPLACE, after
+// checking that the rrset does not exist yet). An object that exists already gives an error wrapping
+// resource.ErrAlreadyExists: it is never adopted silently.
+func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
+	switch req.Type {
+	case TypeZone:
+		return p.createZone(ctx, req)
+	case TypeRecordSet:
+		return p.createRecordSet(ctx, req)
+	}
+	return resource.CreateResult{}, unknownType(req.Type)
+}
+
+// Read returns the live properties and outputs of a zone or record set, or an error wrapping
+// resource.ErrNotFound when it is gone.
+func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
+	switch req.Type {
+	case TypeZone:
+		return p.readZone(ctx, req)
+	case TypeRecordSet:
+		return p.readRecordSet(ctx, req)
+	}
+	return resource.ReadResult{}, unknownType(req.Type)
+}
+
+// Update changes a zone (PUT /zones/{zoneId}) or a record set (PATCH, changetype REPLACE) in place.
+func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
+	switch req.Type {
+	case TypeZone:
+		return p.updateZone(ctx, req)
+	case TypeRecordSet:
+		return p.updateRecordSet(ctx, req)
+	}
+	return resource.UpdateResult{}, unknownType(req.Type)
+}
+
+// Delete deletes a zone (DELETE /zones/{zoneId}) or a record set (PATCH, changetype DELETE). An object
+// already gone, or a record set whose zone is gone, is success.
+func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
+	switch req.Type {
+	case TypeZone:
+		return p.deleteZone(ctx, req)
+	case TypeRecordSet:
+		return p.deleteRecordSet(ctx, req)
+	}
+	return unknownType(req.Type)
+}
+
+func unknownType(t string) error {
+	return fmt.Errorf("powerdns: unknown resource type %q (known: %s, %s)", t, TypeZone, TypeRecordSet)
+}
+
+// zonePath is the URL of a zone, e.g. {base}/zones/example.test.
+func (p *Provider) zonePath(zoneID string) string {
+	return p.base + "/zones/" + url.PathEscape(zoneID)
+}
+
+// call sends one API request: in (if not nil) as the JSON body, and the JSON response decoded into out
+// (if not nil). A status other than 2xx is a *resource.ProviderError whose Kind is resource.ErrNotFound
+// for 404 and resource.ErrAlreadyExists for 409.
+func (p *Provider) call(ctx context.Context, method, u string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("powerdns: encode %s %s request: %w", method, u, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return fmt.Errorf("powerdns: %s %s: %w", method, u, err)
+	}
+	req.Header.Set("X-API-Key", p.apiKey)
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := p.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		return providerError(method, u, resp, b)
+	}
+	if out != nil {
+		dec := json.NewDecoder(resp.Body)
+		dec.UseNumber()
+		if err := dec.Decode(out); err != nil {
+			return fmt.Errorf("powerdns: %s %s: decode %d response: %w", method, u, resp.StatusCode, err)
+		}
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return nil
+}
+
+// providerError decodes an error response.
+func providerError(method, u string, resp *http.Response, body []byte) *resource.ProviderError {
+	e := &resource.ProviderError{Provider: Name, Method: method, URL: u, Status: resp.StatusCode,
+		Message: errorMessage(resp, body)}
+	switch resp.StatusCode {
+	case http.StatusNotFound:
+		e.Kind = resource.ErrNotFound
+	case http.StatusConflict:
+		e.Kind = resource.ErrAlreadyExists
+	}
+	return e
+}
+
+// errorMessage is PowerDNS's error text, decoded by status first: 401, 404 and 409 are text/plain
+// ("Unauthorized", "Not Found", "Conflict"); 400 and 422 are JSON {"error": "…"} (400 can be text/plain
+// "Bad Request" too); anything else is read as JSON when labelled so, else as text of at most 512 bytes.
+func errorMessage(resp *http.Response, body []byte) string {
+	switch resp.StatusCode {
+	case http.StatusUnauthorized:
+		return "Unauthorized: check " + EnvAPIKey
+	case http.StatusNotFound, http.StatusConflict:
+		return textMessage(resp, body)
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		if m, ok := jsonMessage(body); ok {
+			return m
+		}
+		return textMessage(resp, body)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		if m, ok := jsonMessage(body); ok {
+			return m
+		}
+	}
+	return textMessage(resp, body)
+}
+
+func textMessage(resp *http.Response, body []byte) string {
+	if m := transport.ErrorText(body); m != "" {
+		return m
+	}
+	return http.StatusText(resp.StatusCode)
+}
+
+// jsonMessage decodes {"error": "…", "errors": ["…"]}.
+func jsonMessage(body []byte) (string, bool) {
+	var e struct {
+		Error  string   `json:"error"`
+		Errors []string `json:"errors"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error == "" {
+		return "", false
+	}
+	m := e.Error
+	if len(e.Errors) > 0 {
+		m += ": " + strings.Join(e.Errors, "; ")
+	}
+	return transport.ErrorText([]byte(m)), true
+}
+
+// confirmNotFound is called with a 404 that would mean "the object is gone". It makes sure the 404 is
+// not about the server (a wrong PDNS_SERVER_ID or PDNS_API_URL path), which would otherwise make cdkx
+// believe that every object had been deleted. It returns nil when the server exists.
+func (p *Provider) confirmNotFound(ctx context.Context) error {
+	if p.serverOK.Load() {
+		return nil
+	}
+	err := p.call(ctx, http.MethodGet, p.base, nil, nil)
+	if err == nil {
+		p.serverOK.Store(true)
+		return nil
+	}
+	var pe *resource.ProviderError
+	if errors.As(err, &pe) && pe.Status == http.StatusNotFound {
+		pe.Kind = nil
+		pe.Message = "no PowerDNS server at this URL; check " + EnvAPIURL + " and " + EnvServerID
+	}
+	return err
+}

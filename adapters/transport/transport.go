@@ -1,0 +1,359 @@
+// Package transport is the HTTP client that every provider adapter sends its API requests through.
+//
+// It is the one place in cdkx that builds a github.com/hashicorp/go-retryablehttp client, so the retry
+// policy, the backoff, the logger and the "gave up" error are configured once:
+//
+//   - network errors, 429 and 5xx (except 501) are retried; every other status is returned to the caller
+//     at once, so a 401, 404 or 422 costs exactly one request;
+//   - waits grow exponentially from Retry.WaitMin to Retry.WaitMax with jitter, except that a Retry-After
+//     header on a 429 or 503 (seconds or an HTTP date) is honoured, up to Retry.MaxRetryAfter;
+//   - a cancelled context stops at once, also in the middle of a wait;
+//   - when the retries run out the error is a *RetryError naming the method, the URL, the number of
+//     attempts and the provider's own error message;
+//   - logs go to an optional *slog.Logger and never carry header values, URL credentials, query values or
+//     any of Options.Secrets.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/hashicorp/go-cleanhttp"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	retryablehttp "github.com/hashicorp/go-retryablehttp"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+)
+
+// Defaults of the retry policy, used for zero fields of Retry.
+const (
+	DefaultRetryMax      = 4
+	DefaultWaitMin       = 200 * time.Millisecond
+	DefaultWaitMax       = 5 * time.Second
+	DefaultMaxRetryAfter = 30 * time.Second
+	// DefaultResponseTimeout bounds the wait for response headers on one attempt of the default client.
+	DefaultResponseTimeout = 60 * time.Second
+)
+
+// MaxErrorText is how many bytes of an error body ErrorText keeps.
+const MaxErrorText = 512
+
+// maxErrorBody is how much of an error response body is read to find the provider's message.
+const maxErrorBody = 64 << 10
+
+// CheckRetry decides whether a request is tried again. It is called after every attempt with either the
+// response (err nil) or the error of http.Client.Do (resp nil). Return (true, nil) to retry, (false, nil)
+// to hand the response to the caller as it is, or (false, err) to fail the request with err. The context
+// is checked before CheckRetry runs: a cancelled request is never retried.
+type CheckRetry func(ctx context.Context, resp *http.Response, err error) (bool, error)
+
+// DefaultCheckRetry retries network errors (except those that cannot heal: a bad URL scheme, too many
+// redirects, an untrusted certificate), 429 Too Many Requests, and 5xx except 501 Not Implemented. Every
+// other response, including each 4xx, goes back to the caller.
+func DefaultCheckRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	// retryablehttp's policy classifies network errors (it knows the unrecoverable ones); on a response
+	// it retries 429 and 5xx, which is what cdkx wants. Its error value only explains a retry.
+	retry, _ := retryablehttp.DefaultRetryPolicy(ctx, resp, err)
+	if err != nil && !retry {
+		return false, err
+	}
+	return retry, nil
+}
+
+// Retry is a retry policy. Zero fields take the defaults above.
+type Retry struct {
+	// Max is the number of retries after the first attempt: 0 means DefaultRetryMax, negative means none.
+	Max int
+	// WaitMin and WaitMax bound the exponential backoff between attempts (before jitter).
+	WaitMin, WaitMax time.Duration
+	// MaxRetryAfter caps how long a Retry-After header may make the client wait.
+	MaxRetryAfter time.Duration
+	// Check overrides DefaultCheckRetry, e.g. for an API whose 500s are permanent.
+	Check CheckRetry
+}
+
+// Options configures a Client.
+type Options struct {
+	// Provider is the adapter's name, e.g. "powerdns": it prefixes errors and log records.
+	Provider string
+	// HTTPClient sends each attempt; nil means a pooled client (go-cleanhttp) whose attempts give up when
+	// no response header arrives within ResponseTimeout.
+	HTTPClient *http.Client
+	// ResponseTimeout bounds the wait for a response's headers on each attempt of the default client
+	// (0: DefaultResponseTimeout). A server that accepts the connection and never answers is then retried
+	// like a network error instead of hanging the deploy.
+	ResponseTimeout time.Duration
+	// Retry is the retry policy; its zero value is the defaults.
+	Retry Retry
+	// ErrorMessage extracts the provider's message from an error response whose body (at most 64 KiB)
+	// has been read already. Nil means ErrorText(body).
+	ErrorMessage func(resp *http.Response, body []byte) string
+	// Logger receives debug records of attempts and retries; nil logs nothing.
+	Logger *slog.Logger
+	// Secrets are strings (API keys, tokens) scrubbed from every log record, on top of the URL
+	// credentials and query values that are always scrubbed.
+	Secrets []string
+}
+
+// Client sends requests with retries. It is safe for concurrent use.
+type Client struct {
+	provider string
+	rc       *retryablehttp.Client
+	message  func(resp *http.Response, body []byte) string
+}
+
+// New returns a Client configured by opts.
+func New(opts Options) *Client {
+	r := opts.Retry
+	if r.Max == 0 {
+		r.Max = DefaultRetryMax
+	} else if r.Max < 0 {
+		r.Max = 0
+	}
+	if r.WaitMin <= 0 {
+		r.WaitMin = DefaultWaitMin
+	}
+	if r.WaitMax <= 0 {
+		r.WaitMax = DefaultWaitMax
+	}
+	if r.WaitMax < r.WaitMin {
+		r.WaitMax = r.WaitMin
+	}
+	if r.MaxRetryAfter <= 0 {
+		r.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	check := r.Check
+	if check == nil {
+		check = DefaultCheckRetry
+	}
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = cleanhttp.DefaultPooledClient()
+		t := hc.Transport.(*http.Transport)
+		t.ResponseHeaderTimeout = opts.ResponseTimeout
+		if t.ResponseHeaderTimeout <= 0 {
+			t.ResponseHeaderTimeout = DefaultResponseTimeout
+		}
+	}
+	rc := &retryablehttp.Client{
+		HTTPClient:   hc,
+		RetryWaitMin: r.WaitMin,
+		RetryWaitMax: r.WaitMax,
+		RetryMax:     r.Max,
+		CheckRetry:   checkRetry(check),
+		Backoff:      backoff(r.MaxRetryAfter),
+		ErrorHandler: func(resp *http.Response, err error, attempts int) (*http.Response, error) {
+			return nil, &stopped{resp: resp, err: err, attempts: attempts}
+		},
+	}
+	if opts.Logger != nil {
+		rc.Logger = newLogger(opts.Logger, opts.Provider, opts.Secrets)
+	}
+	msg := opts.ErrorMessage
+	if msg == nil {
+		msg = func(_ *http.Response, body []byte) string { return ErrorText(body) }
+	}
+	return &Client{provider: opts.Provider, rc: rc, message: msg}
+}
+
+// Do sends req (built with http.NewRequestWithContext; its body is buffered so that it can be resent)
+// and returns the first response that is not retried, whatever its status: the caller decodes 4xx
+// errors and must close the body.
+//
+// Errors: a *RetryError when the retries ran out (errors.As also finds the *resource.ProviderError of
+// the last response, or the last network error); an error wrapping the context's error when the
+// context ended; otherwise an error naming the method and URL.
+func (c *Client) Do(req *http.Request) (*http.Response, error) {
+	rreq, err := retryablehttp.FromRequest(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s %s: %w", c.provider, req.Method, redact(req.URL), err)
+	}
+	resp, err := c.rc.Do(rreq)
+	if err == nil {
+		return resp, nil
+	}
+	where := redact(req.URL)
+	var st *stopped
+	if !errors.As(err, &st) {
+		// A context that ended during a wait, or a body that could not be rewound.
+		return nil, fmt.Errorf("%s: %s %s: %w", c.provider, req.Method, where, err)
+	}
+	if st.resp != nil {
+		defer st.resp.Body.Close()
+	}
+	if ctxErr := req.Context().Err(); ctxErr != nil {
+		return nil, fmt.Errorf("%s: %s %s: %w", c.provider, req.Method, where, ctxErr)
+	}
+	var perm *permanent
+	if errors.As(st.err, &perm) {
+		return nil, fmt.Errorf("%s: %s %s: %w", c.provider, req.Method, where, netCause(perm.err))
+	}
+	re := &RetryError{Provider: c.provider, Method: req.Method, URL: where, Attempts: st.attempts}
+	switch {
+	case st.resp != nil:
+		body, _ := io.ReadAll(io.LimitReader(st.resp.Body, maxErrorBody))
+		re.Status = st.resp.StatusCode
+		re.Err = &resource.ProviderError{Provider: c.provider, Method: req.Method, URL: where,
+			Status: st.resp.StatusCode, Message: c.message(st.resp, body)}
+	case st.err != nil:
+		re.Err = netCause(st.err)
+	default:
+		re.Err = errors.New("no response")
+	}
+	return nil, re
+}
+
+// RetryError is returned when a request still failed after its last retry. Status is the last HTTP
+// status, 0 when no response came (connection refused, timeout). Err is the last cause: a
+// *resource.ProviderError holding the provider's message when a response came, else the network error.
+type RetryError struct {
+	Provider string
+	Method   string
+	URL      string // without credentials or query values
+	Attempts int
+	Status   int
+	Err      error
+}
+
+// Error renders e.g. `powerdns: GET http://127.0.0.1:8081/api/v1/servers/localhost/zones/x.: giving up
+// after 5 attempts: 503: backend unavailable`.
+func (e *RetryError) Error() string {
+	cause := "no response"
+	var pe *resource.ProviderError
+	switch {
+	case errors.As(e.Err, &pe):
+		cause = fmt.Sprintf("%d: %s", pe.Status, pe.Message)
+	case e.Err != nil:
+		cause = e.Err.Error()
+	}
+	return fmt.Sprintf("%s: %s %s: giving up after %d attempts: %s", e.Provider, e.Method, e.URL, e.Attempts, cause)
+}
+
+// Unwrap returns the last cause, so that errors.As finds the *resource.ProviderError or the net error.
+func (e *RetryError) Unwrap() error { return e.Err }
+
+// ErrorText renders an error body as one line of at most MaxErrorText bytes: whitespace runs become one
+// space, and a cut is marked with "…".
+func ErrorText(body []byte) string {
+	s := strings.Join(strings.Fields(string(body)), " ")
+	if len(s) <= MaxErrorText {
+		return s
+	}
+	cut := MaxErrorText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// stopped carries what retryablehttp's ErrorHandler saw to Client.Do, which knows the request.
+type stopped struct {
+	resp     *http.Response
+	err      error
+	attempts int
+}
+
+func (s *stopped) Error() string { return fmt.Sprintf("stopped after %d attempts", s.attempts) }
+
+// permanent marks an error that CheckRetry decided not to retry.
+type permanent struct{ err error }
+
+func (p *permanent) Error() string { return p.err.Error() }
+
+func checkRetry(check CheckRetry) retryablehttp.CheckRetry {
+	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		retry, cerr := check(ctx, resp, err)
+		switch {
+		case retry:
+			return true, nil
+		case cerr != nil:
+			return false, &permanent{err: cerr}
+		case err != nil:
+			return false, &permanent{err: err}
+		}
+		return false, nil
+	}
+}
+
+// backoff is exponential with "equal jitter": attempt n waits a random time in [d/2, d] where
+// d = min(waitMin·2ⁿ, waitMax), never less than waitMin. A Retry-After header on a 429 or 503 wins,
+// capped at maxRetryAfter.
+func backoff(maxRetryAfter time.Duration) retryablehttp.Backoff {
+	return func(waitMin, waitMax time.Duration, attempt int, resp *http.Response) time.Duration {
+		if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
+			if d, ok := RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+				return min(d, maxRetryAfter)
+			}
+		}
+		d := waitMax
+		if attempt < 32 {
+			d = min(waitMin<<attempt, waitMax)
+		}
+		d = d/2 + rand.N(d/2+1)
+		return max(d, waitMin)
+	}
+}
+
+// RetryAfter parses a Retry-After header value, either delay-seconds ("120") or an HTTP date, relative to
+// now. A date in the past gives 0. ok is false for an empty or malformed value.
+func RetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		if secs > int64(24*time.Hour/time.Second) {
+			secs = int64(24 * time.Hour / time.Second)
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}
+
+// netCause drops the *url.Error wrapper (which repeats method and URL) from a network error.
+func netCause(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// redact returns u without user credentials and with every query value replaced by "REDACTED".
+func redact(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	r := *u
+	r.User = nil
+	if r.RawQuery != "" {
+		q := r.Query()
+		for k, vs := range q {
+			for i := range vs {
+				vs[i] = "REDACTED"
+			}
+			q[k] = vs
+		}
+		r.RawQuery = q.Encode()
+	}
+	return r.String()
+}
