@@ -1,0 +1,390 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/engine/enginetest"
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// randomStack returns a stack of n fake resources; each resource i may reference resources before it
+// (an acyclic graph), by {ref} token in "value" or by dependsOn.
+func randomStack(rng *rand.Rand, name string, n int, keyPrefix string) *assembly.Stack {
+	st := &assembly.Stack{ID: name, File: name + ".json", Outputs: map[string]*assembly.Output{}}
+	for i := range n {
+		id := fmt.Sprintf("R%03d", i)
+		props := resource.Properties{"key": keyPrefix + id}
+		var refs []any
+		var dependsOn []string
+		for j := range i {
+			if rng.IntN(100) < 15 {
+				if rng.IntN(2) == 0 {
+					refs = append(refs, map[string]any{"ref": fmt.Sprintf("R%03d", j), "attr": "id"})
+				} else {
+					dependsOn = append(dependsOn, fmt.Sprintf("R%03d", j))
+				}
+			}
+		}
+		props["value"] = append([]any{id}, refs...)
+		st.Resources = append(st.Resources, &assembly.Resource{LogicalID: id, Type: enginetest.CloudType, Provider: "fake",
+			Properties: props, DependsOn: dependsOn, Path: "resources." + id})
+	}
+	return st
+}
+
+func openBackend(t *testing.T) state.Backend {
+	t.Helper()
+	b, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
+	if err != nil {
+		t.Fatalf("open state: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+type recorder struct {
+	mu     sync.Mutex
+	events []engine.Event
+}
+
+func (r *recorder) add(e engine.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+// deploy plans a against b's state and applies it.
+func deploy(t *testing.T, a *assembly.Assembly, b state.Backend, reg *engine.Registry, conc int) (*engine.Result, *recorder) {
+	t.Helper()
+	ctx := context.Background()
+	stacks := planner.StackOrder(a)
+	st := map[string]*state.Stack{}
+	for _, s := range stacks {
+		var err error
+		if st[s], err = b.GetStack(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema})
+	if ds.HasErrors() {
+		t.Fatalf("plan: %v", ds.Err())
+	}
+	rec := &recorder{}
+	res, err := engine.Deploy(ctx, p, engine.Options{Backend: b, Providers: reg, Concurrency: conc, OnEvent: rec.add})
+	if err != nil {
+		t.Fatalf("Deploy: %v", err)
+	}
+	return res, rec
+}
+
+// objectsInState returns physical ID → inputs of every object state records, replaced ones included.
+func objectsInState(t *testing.T, b state.Backend, stack string) map[string]resource.Properties {
+	t.Helper()
+	st, err := b.GetStack(context.Background(), stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]resource.Properties{}
+	for _, r := range st.Resources {
+		if r.PhysicalID != "" {
+			out[r.PhysicalID] = r.Inputs
+		}
+		for _, o := range r.Replaced {
+			out[o.PhysicalID] = o.Inputs
+		}
+		if r.Pending != nil {
+			t.Errorf("%s: pending operation %q left in state after the run", r.LogicalID, r.Pending.Op)
+		}
+	}
+	return out
+}
+
+func normalize(m map[string]resource.Properties) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		b, _ := json.Marshal(v)
+		out[k] = string(resource.Canonical(json.RawMessage(b)))
+	}
+	return out
+}
+
+// TestDeployRandomDAGs is a property test: over random DAGs and a provider that fails at random,
+// (1) no resource is created before its dependencies, (2) nothing downstream of a failure runs,
+// (3) state records exactly the objects the provider holds, and (4) a second deploy without failures
+// converges to every resource created.
+func TestDeployRandomDAGs(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(25) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(seed, 42))
+			as := randomStack(rng, "S", 5+rng.IntN(40), "k")
+			a := &assembly.Assembly{Stacks: []*assembly.Stack{as}}
+			cloud := enginetest.NewCloud()
+			var mu sync.Mutex
+			created := map[string]bool{}
+			failing := map[string]bool{}
+			for _, r := range as.Resources {
+				if rng.IntN(100) < 10 {
+					failing[r.LogicalID] = true
+				}
+			}
+			deps := map[string][]string{}
+			for _, r := range as.Resources {
+				deps[r.LogicalID] = planner.ResourceDependencies(r)
+			}
+			cloud.Fail = func(op, id string) error {
+				if op != "create" {
+					return nil
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, d := range deps[id] {
+					if !created[d] {
+						t.Errorf("%s created before its dependency %s", id, d)
+					}
+				}
+				if failing[id] {
+					return enginetest.ErrInjected
+				}
+				created[id] = true
+				return nil
+			}
+			b := openBackend(t)
+			reg := engine.NewRegistry(cloud)
+			res, rec := deploy(t, a, b, reg, 1+rng.IntN(8))
+
+			// Expected outcome: a resource is done iff it does not fail and none of its dependencies
+			// (transitively) fails.
+			bad := map[string]bool{}
+			for _, r := range as.Resources { // resources are in topological order by construction
+				if failing[r.LogicalID] {
+					bad[r.LogicalID] = true
+				}
+				for _, d := range deps[r.LogicalID] {
+					if bad[d] {
+						bad[r.LogicalID] = true
+					}
+				}
+			}
+			final := map[string]engine.Status{}
+			for _, e := range rec.events {
+				if e.LogicalID != "" {
+					final[e.LogicalID] = e.Status
+				}
+			}
+			for _, r := range as.Resources {
+				id := r.LogicalID
+				want := engine.CreateComplete
+				switch {
+				case failing[id] && !anyBad(deps[id], bad):
+					want = engine.CreateFailed
+				case bad[id]:
+					want = engine.Skipped
+				}
+				if final[id] != want {
+					t.Errorf("%s: final status %s, want %s", id, final[id], want)
+				}
+			}
+			if want := len(failing) > 0; (res.Err() != nil) != want {
+				t.Errorf("Result.Err() = %v, want an error: %t", res.Err(), want)
+			}
+			if diff := cmp.Diff(normalize(cloud.Objects()), normalize(objectsInState(t, b, "S"))); diff != "" {
+				t.Errorf("provider objects vs state (-provider +state):\n%s", diff)
+			}
+
+			// Fix the provider and deploy again: everything converges, nothing is duplicated.
+			clear(failing)
+			res, _ = deploy(t, a, b, reg, 4)
+			if err := res.Err(); err != nil {
+				t.Fatalf("second deploy: %v", err)
+			}
+			if got, want := len(cloud.Objects()), len(as.Resources); got != want {
+				t.Errorf("provider holds %d objects after converging, want %d", got, want)
+			}
+			if diff := cmp.Diff(normalize(cloud.Objects()), normalize(objectsInState(t, b, "S"))); diff != "" {
+				t.Errorf("after converging, provider objects vs state (-provider +state):\n%s", diff)
+			}
+		})
+	}
+}
+
+func anyBad(ids []string, bad map[string]bool) bool {
+	return slices.ContainsFunc(ids, func(id string) bool { return bad[id] })
+}
+
+// TestDeployChangesAndDestroy walks one stack through create, update in place, replacement (old object
+// deleted in the cleanup phase), removal from the assembly, and destroy, checking the provider against
+// state after each.
+func TestDeployChangesAndDestroy(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mk := func(values map[string]string, keys map[string]string) *assembly.Assembly {
+		st := &assembly.Stack{ID: "S", Outputs: map[string]*assembly.Output{
+			"AValue": {Key: "AValue", Value: map[string]any{"ref": "A", "attr": "value"}, Path: "outputs.AValue"}}}
+		ids := make([]string, 0, len(values))
+		for id := range values {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			props := resource.Properties{"value": values[id], "key": keys[id]}
+			if id != "A" {
+				props["value"] = []any{values[id], map[string]any{"ref": "A", "attr": "id"}}
+			}
+			st.Resources = append(st.Resources, &assembly.Resource{LogicalID: id, Type: enginetest.CloudType, Provider: "fake", Properties: props, Path: "resources." + id})
+		}
+		return &assembly.Assembly{Stacks: []*assembly.Stack{st}}
+	}
+	cloud := enginetest.NewCloud()
+	reg := engine.NewRegistry(cloud)
+	b := openBackend(t)
+	check := func(step string, wantObjects int) {
+		t.Helper()
+		if diff := cmp.Diff(normalize(cloud.Objects()), normalize(objectsInState(t, b, "S"))); diff != "" {
+			t.Errorf("%s: provider vs state (-provider +state):\n%s", step, diff)
+		}
+		if got := len(cloud.Objects()); got != wantObjects {
+			t.Errorf("%s: provider holds %d objects, want %d", step, got, wantObjects)
+		}
+	}
+	counts := func(res *engine.Result) map[engine.Status]int {
+		if err := res.Err(); err != nil {
+			t.Fatalf("deploy: %v", err)
+		}
+		return res.Counts
+	}
+
+	res, _ := deploy(t, mk(map[string]string{"A": "a1", "B": "b1", "C": "c1"}, map[string]string{"A": "k", "B": "k", "C": "k"}), b, reg, 4)
+	if diff := cmp.Diff(map[engine.Status]int{engine.CreateComplete: 3}, counts(res)); diff != "" {
+		t.Errorf("create counts (-want +got):\n%s", diff)
+	}
+	check("create", 3)
+
+	res, _ = deploy(t, mk(map[string]string{"A": "a1", "B": "b2", "C": "c1"}, map[string]string{"A": "k", "B": "k", "C": "k"}), b, reg, 4)
+	if diff := cmp.Diff(map[engine.Status]int{engine.UpdateComplete: 1, engine.NoChanges: 2}, counts(res)); diff != "" {
+		t.Errorf("update counts (-want +got):\n%s", diff)
+	}
+	check("update", 3)
+
+	// Replacing A (create-only key) creates a new A, updates B and C to its new id, deletes the old A.
+	res, _ = deploy(t, mk(map[string]string{"A": "a1", "B": "b2", "C": "c1"}, map[string]string{"A": "k2", "B": "k", "C": "k"}), b, reg, 4)
+	if diff := cmp.Diff(map[engine.Status]int{engine.UpdateComplete: 3, engine.DeleteComplete: 1}, counts(res)); diff != "" {
+		t.Errorf("replace counts (-want +got):\n%s", diff)
+	}
+	check("replace", 3)
+
+	res, _ = deploy(t, mk(map[string]string{"A": "a1", "B": "b2"}, map[string]string{"A": "k2", "B": "k"}), b, reg, 4)
+	if diff := cmp.Diff(map[engine.Status]int{engine.DeleteComplete: 1, engine.NoChanges: 2}, counts(res)); diff != "" {
+		t.Errorf("remove counts (-want +got):\n%s", diff)
+	}
+	check("remove", 2)
+
+	st, err := b.GetStack(ctx, "S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Outputs["AValue"]; got != "a1" {
+		t.Errorf("stack output AValue = %v, want a1", got)
+	}
+	dres, err := engine.Destroy(ctx, []*state.Stack{st}, engine.Options{Backend: b, Providers: reg})
+	if err != nil || dres.Err() != nil {
+		t.Fatalf("Destroy: %v, %v", err, dres.Err())
+	}
+	check("destroy", 0)
+	if st, _ = b.GetStack(ctx, "S"); len(st.Resources) != 0 || st.Status != string(engine.DeleteComplete) {
+		t.Errorf("after destroy: %d resources, status %s", len(st.Resources), st.Status)
+	}
+}
+
+// TestDestroyKeepsGoing checks that a failed delete stops only what it depends on and every failure is
+// reported.
+func TestDestroyKeepsGoing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 7))
+	as := randomStack(rng, "S", 30, "k")
+	cloud := enginetest.NewCloud()
+	reg := engine.NewRegistry(cloud)
+	b := openBackend(t)
+	if res, _ := deploy(t, &assembly.Assembly{Stacks: []*assembly.Stack{as}}, b, reg, 8); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	st, _ := b.GetStack(ctx, "S")
+	failID := st.Resources["R020"].PhysicalID
+	cloud.Fail = func(op, id string) error {
+		if op == "delete" && id == failID {
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
+	res, err := engine.Destroy(ctx, []*state.Stack{st}, engine.Options{Backend: b, Providers: reg, Concurrency: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 1 || res.Failures[0].LogicalID != "R020" {
+		t.Fatalf("failures = %+v, want exactly R020", res.Failures)
+	}
+	if diff := cmp.Diff(normalize(cloud.Objects()), normalize(objectsInState(t, b, "S"))); diff != "" {
+		t.Errorf("provider vs state (-provider +state):\n%s", diff)
+	}
+	// Everything R020 does not (transitively) depend on is gone.
+	if n := len(cloud.Objects()); n == 0 || n == len(as.Resources) {
+		t.Errorf("provider holds %d objects; want some but not all deleted", n)
+	}
+}
+
+// TestInterruptStopsScheduling cancels the context during a deploy: running calls finish and are
+// recorded, nothing new starts, and state matches the provider.
+func TestInterruptStopsScheduling(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	as := randomStack(rng, "S", 60, "k")
+	cloud := enginetest.NewCloud()
+	cloud.Latency = 5 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	cloud.Fail = func(op, id string) error {
+		if cloud.Calls() > 10 {
+			once.Do(cancel)
+		}
+		return nil
+	}
+	reg := engine.NewRegistry(cloud)
+	b := openBackend(t)
+	st, _ := b.GetStack(ctx, "S")
+	a := &assembly.Assembly{Stacks: []*assembly.Stack{as}}
+	p, ds := planner.Make(planner.Input{Assembly: a, Stacks: []string{"S"}, State: map[string]*state.Stack{"S": st}, Schemas: reg.Schema})
+	if ds.HasErrors() {
+		t.Fatal(ds.Err())
+	}
+	res, err := engine.Deploy(ctx, p, engine.Options{Backend: b, Providers: reg, Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.NotStarted == 0 {
+		t.Errorf("Interrupted = %t, NotStarted = %d; want an interrupted run with steps not started", res.Interrupted, res.NotStarted)
+	}
+	if got := res.Err(); got != engine.ErrInterrupted {
+		t.Errorf("Err() = %v, want ErrInterrupted", got)
+	}
+	if diff := cmp.Diff(normalize(cloud.Objects()), normalize(objectsInState(t, b, "S"))); diff != "" {
+		t.Errorf("provider vs state (-provider +state):\n%s", diff)
+	}
+}

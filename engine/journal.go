@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// journal persists state changes and events through one goroutine, grouping the requests that arrive
+// while a commit is running into the next one (group commit): one transaction per stack per batch. A
+// request's changes are durable when its wait returns nil; requests are committed in the order they were
+// enqueued, so two changes to one resource never swap. Events are handed to onEvent after they are durable,
+// from the journal's goroutine only.
+type journal struct {
+	backend     state.Backend
+	deployments map[string]string // stack → deployment ID; written before start, read-only after
+	onEvent     func(Event)
+
+	reqs chan *commitReq
+	done chan struct{}
+}
+
+type commitReq struct {
+	stack   string
+	changes []state.Change
+	events  []Event
+	err     chan error
+}
+
+func newJournal(b state.Backend, deployments map[string]string, onEvent func(Event)) *journal {
+	j := &journal{backend: b, deployments: deployments, onEvent: onEvent,
+		reqs: make(chan *commitReq, 1024), done: make(chan struct{})}
+	go j.loop()
+	return j
+}
+
+// enqueue queues changes and events for stack and returns a channel that yields the commit's result.
+func (j *journal) enqueue(stack string, changes []state.Change, events ...Event) <-chan error {
+	r := &commitReq{stack: stack, changes: changes, events: events, err: make(chan error, 1)}
+	j.reqs <- r
+	return r.err
+}
+
+// commit queues changes and events and waits until they are durable.
+func (j *journal) commit(stack string, changes []state.Change, events ...Event) error {
+	return <-j.enqueue(stack, changes, events...)
+}
+
+// close stops the journal after every queued request is committed.
+func (j *journal) close() {
+	close(j.reqs)
+	<-j.done
+}
+
+func (j *journal) loop() {
+	defer close(j.done)
+	const maxBatch = 512
+	for first := range j.reqs {
+		batch := []*commitReq{first}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-j.reqs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		j.flush(batch)
+	}
+}
+
+// flush commits a batch: one Commit per stack, stacks in order of first appearance. Commits are not
+// cancelled by the caller's context: a change that reached the journal is recorded.
+func (j *journal) flush(batch []*commitReq) {
+	var order []string
+	byStack := map[string][]*commitReq{}
+	for _, r := range batch {
+		if _, ok := byStack[r.stack]; !ok {
+			order = append(order, r.stack)
+		}
+		byStack[r.stack] = append(byStack[r.stack], r)
+	}
+	for _, stack := range order {
+		reqs := byStack[stack]
+		var changes []state.Change
+		var events []state.Event
+		for _, r := range reqs {
+			changes = append(changes, r.changes...)
+			for _, e := range r.events {
+				events = append(events, state.Event{DeploymentID: j.deployments[stack], Time: e.Time, Stack: e.Stack,
+					LogicalID: e.LogicalID, Type: e.Type, Status: string(e.Status), Reason: e.Reason})
+			}
+		}
+		err := j.commitWithRetry(stack, changes, events)
+		for _, r := range reqs {
+			if err == nil && j.onEvent != nil {
+				for _, e := range r.events {
+					j.onEvent(e)
+				}
+			}
+			r.err <- err
+		}
+	}
+}
+
+// commitWithRetry retries a failed commit a few times (a busy database), then gives up.
+func (j *journal) commitWithRetry(stack string, changes []state.Change, events []state.Event) error {
+	var err error
+	for attempt := range 3 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+		}
+		_, err = j.backend.Commit(context.Background(), j.deployments[stack], stack, changes, events)
+		if err == nil {
+			return nil
+		}
+	}
+	return &StateError{Err: err}
+}
+
+// StateError is a failure to persist state. The run stops scheduling new steps when it happens, because
+// what exists at the provider can no longer be recorded.
+type StateError struct {
+	Err error
+}
+
+// Error says that state could not be written and why.
+func (e *StateError) Error() string { return "write state: " + e.Err.Error() }
+
+// Unwrap returns the backend's error.
+func (e *StateError) Unwrap() error { return e.Err }
+
+// IsStateError reports whether err is or wraps a *StateError.
+func IsStateError(err error) bool {
+	var se *StateError
+	return errors.As(err, &se)
+}

@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// outcome is how one node of a walk ended.
+type outcome int
+
+const (
+	outcomePending    outcome = iota
+	outcomeDone               // visit returned nil
+	outcomeFailed             // visit returned an error
+	outcomeSkipped            // a dependency failed or was skipped
+	outcomeNotStarted         // the walk was cancelled before the node became ready or while it was ready
+)
+
+// walkResult records the outcome of every node and, for skipped nodes, the failed node that caused it.
+type walkResult struct {
+	outcomes []outcome
+	errs     []error
+	root     []int // for skipped nodes: the ID of the failed node upstream; -1 otherwise
+}
+
+// walk visits every node of g after all of its dependencies are done — by dependency, not in waves: a node
+// starts the moment its own dependencies are done. Independent nodes run concurrently, each in its own
+// goroutine; limiting provider calls is the visitor's business (a semaphore), not the walker's.
+//
+// When visit fails, every node downstream is skipped at once (skip is called for each, with the ID of the
+// failed node), and independent branches go on. When ctx is cancelled, no new node starts; running visits
+// finish. A panic in visit becomes that node's error. walk returns when no visit is running; visit and skip
+// are never called after that. skip is called from walk's own goroutine, never concurrently with itself.
+func walk(ctx context.Context, g *planner.Graph, visit func(id int) error, skip func(id, root int)) *walkResult {
+	n := len(g.Nodes)
+	res := &walkResult{outcomes: make([]outcome, n), errs: make([]error, n), root: make([]int, n)}
+	remaining := make([]int, n)
+	var ready []int
+	for id := range n {
+		res.root[id] = -1
+		remaining[id] = len(g.Dependencies(id))
+		if remaining[id] == 0 {
+			ready = append(ready, id)
+		}
+	}
+	type done struct {
+		id  int
+		err error
+	}
+	results := make(chan done)
+	running := 0
+	start := func(id int) {
+		running++
+		go func() {
+			var err error
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("internal error: panic: %v\n%s", r, debug.Stack())
+				}
+				results <- done{id, err}
+			}()
+			err = visit(id)
+		}()
+	}
+	var skipDown func(id, root int)
+	skipDown = func(id, root int) {
+		for _, d := range g.Dependents(id) {
+			if res.outcomes[d] != outcomePending {
+				continue
+			}
+			res.outcomes[d], res.root[d] = outcomeSkipped, root
+			skip(d, root)
+			skipDown(d, root)
+		}
+	}
+	for len(ready) > 0 || running > 0 {
+		for _, id := range ready {
+			if res.outcomes[id] != outcomePending {
+				continue
+			}
+			if ctx.Err() != nil {
+				res.outcomes[id] = outcomeNotStarted
+				continue
+			}
+			start(id)
+		}
+		ready = ready[:0]
+		if running == 0 {
+			break
+		}
+		r := <-results
+		running--
+		if r.err != nil {
+			res.outcomes[r.id], res.errs[r.id] = outcomeFailed, r.err
+			skipDown(r.id, r.id)
+			continue
+		}
+		res.outcomes[r.id] = outcomeDone
+		for _, d := range g.Dependents(r.id) {
+			remaining[d]--
+			if remaining[d] == 0 && res.outcomes[d] == outcomePending {
+				ready = append(ready, d)
+			}
+		}
+	}
+	for id := range n {
+		if res.outcomes[id] == outcomePending {
+			res.outcomes[id] = outcomeNotStarted
+		}
+	}
+	return res
+}
