@@ -1,0 +1,106 @@
+package cli_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deploy"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+func TestExitCode(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{errors.New("boom"), 1},
+		{&diag.ListError{}, 1},
+		{fmt.Errorf("wrapped: %w", &state.LockedError{}), 3},
+		{&engine.FailedError{Failures: []engine.Failure{{Err: errors.New("x")}}}, 4},
+		{engine.ErrInterrupted, 130},
+		{context.Canceled, 130},
+		{&cli.ExitError{Code: 2}, 2},
+	}
+	for _, tt := range tests {
+		if got := cli.ExitCode(tt.err); got != tt.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestDeployFlags checks flag parsing and configuration precedence (flag > CDKX_* > cdkx.json) through
+// runF, without deploying anything.
+func TestDeployFlags(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile(filepath.Join(dir, "cdkx.json"), []byte(`{"app": "node app.js", "output": "out/assembly"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		env   map[string]string
+		want  cli.Config
+		stack []string
+		excl  bool
+	}{
+		{name: "defaults", want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 10}},
+		{name: "flags", args: []string{"--app", "x.out", "--state", "s.db", "--concurrency", "3", "--json", "--lock-timeout", "2m", "-e", "App", "Zones"},
+			want: cli.Config{App: "x.out", State: "s.db", Concurrency: 3, JSON: true, LockTimeout: 2 * time.Minute}, stack: []string{"App", "Zones"}, excl: true},
+		{name: "environment", env: map[string]string{"CDKX_CONCURRENCY": "7", "CDKX_LOCK_TIMEOUT": "30s", "CDKX_APP": "env.out"},
+			want: cli.Config{App: "env.out", State: ".cdkx/state.db", Concurrency: 7, LockTimeout: 30 * time.Second}},
+		{name: "flag beats environment", args: []string{"--concurrency", "2"}, env: map[string]string{"CDKX_CONCURRENCY": "7"},
+			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 2}},
+		{name: "NO_COLOR", env: map[string]string{"NO_COLOR": "1"},
+			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 10, NoColor: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: os.Getenv}
+			var got *deploy.Options
+			root := cli.NewRootCmd("test")
+			root.AddCommand(deploy.NewCmdDeploy(f, func(_ context.Context, o *deploy.Options) error { got = o; return nil }))
+			root.SetArgs(append([]string{"deploy"}, tt.args...))
+			if err := root.Execute(); err != nil {
+				t.Fatalf("Execute: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, *got.Config); diff != "" {
+				t.Errorf("config (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.stack, got.Stacks, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("stacks (-want +got):\n%s", diff)
+			}
+			if got.Exclusively != tt.excl {
+				t.Errorf("Exclusively = %t, want %t", got.Exclusively, tt.excl)
+			}
+		})
+	}
+}
+
+func TestDeployRejectsBadConcurrency(t *testing.T) {
+	t.Chdir(t.TempDir())
+	f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: os.Getenv}
+	root := cli.NewRootCmd("test")
+	root.AddCommand(deploy.NewCmdDeploy(f, func(context.Context, *deploy.Options) error { return nil }))
+	root.SetArgs([]string{"deploy", "--concurrency", "0"})
+	err := root.Execute()
+	if err == nil || err.Error() != "--concurrency must be at least 1, got 0" {
+		t.Errorf("Execute() = %v, want the concurrency error", err)
+	}
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"os/user"
+	"sync"
+	"time"
+
+	"github.com/cdkx-dev/cdkx/adapters/core"
+	"github.com/cdkx-dev/cdkx/adapters/powerdns"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// Factory holds lazy constructors of what commands need, so that a command builds only what it uses and
+// tests can swap each one.
+type Factory struct {
+	IO      *IOStreams
+	Version string
+	Getenv  func(string) string
+	Now     func() time.Time
+	// OpenBackend opens the state backend at location (a SQLite path).
+	OpenBackend func(ctx context.Context, location string) (state.Backend, error)
+	// Providers returns every provider cdkx knows, each configured on first use.
+	Providers func() *engine.Registry
+	// Ticker returns the channel that drives "still creating…" lines (every 10 s in the CLI).
+	Ticker func() (<-chan time.Time, func())
+}
+
+// New returns the factory of the real program.
+func New(version string) *Factory {
+	f := &Factory{IO: System(), Version: version, Getenv: os.Getenv, Now: time.Now}
+	f.OpenBackend = func(ctx context.Context, location string) (state.Backend, error) {
+		b, err := sqlite.Open(ctx, location)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	f.Providers = sync.OnceValue(func() *engine.Registry { return DefaultProviders(f.Getenv) })
+	f.Ticker = func() (<-chan time.Time, func()) {
+		t := time.NewTicker(10 * time.Second)
+		return t.C, t.Stop
+	}
+	return f
+}
+
+// DefaultProviders returns the registry of the providers compiled into cdkx: "cdkx" (built in) and
+// "powerdns" (configured from PDNS_* variables read through getenv when first used).
+func DefaultProviders(getenv func(string) string) *engine.Registry {
+	return engine.NewRegistry(
+		core.New(),
+		&lazyProvider{name: powerdns.Name, schemas: (&powerdns.Provider{}).Schemas(), build: func() (engine.Provider, error) {
+			return powerdns.NewFromEnv(getenv)
+		}},
+	)
+}
+
+// Configure builds every named provider now, so that missing configuration (an unset API URL) is
+// reported before any provider call.
+func Configure(r *engine.Registry, names []string) error {
+	for _, n := range names {
+		p, err := r.Provider(n)
+		if err != nil {
+			return err
+		}
+		if lp, ok := p.(*lazyProvider); ok {
+			if _, err := lp.get(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// CreatedBy returns "user@host" for deployment records.
+func CreatedBy() string {
+	host, _ := os.Hostname()
+	return UserName() + "@" + host
+}
+
+// UserName returns the name of the user running cdkx ("unknown" when it cannot be found).
+func UserName() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return "unknown"
+}
+
+// lazyProvider serves a provider's schemas at once and builds the provider itself on first use.
+type lazyProvider struct {
+	name    string
+	schemas []resource.Schema
+	build   func() (engine.Provider, error)
+
+	once sync.Once
+	p    engine.Provider
+	err  error
+}
+
+func (l *lazyProvider) get() (engine.Provider, error) {
+	l.once.Do(func() { l.p, l.err = l.build() })
+	return l.p, l.err
+}
+
+func (l *lazyProvider) Name() string               { return l.name }
+func (l *lazyProvider) Schemas() []resource.Schema { return l.schemas }
+
+func (l *lazyProvider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
+	p, err := l.get()
+	if err != nil {
+		return resource.CreateResult{}, err
+	}
+	return p.Create(ctx, req)
+}
+
+func (l *lazyProvider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
+	p, err := l.get()
+	if err != nil {
+		return resource.ReadResult{}, err
+	}
+	return p.Read(ctx, req)
+}
+
+func (l *lazyProvider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
+	p, err := l.get()
+	if err != nil {
+		return resource.UpdateResult{}, err
+	}
+	return p.Update(ctx, req)
+}
+
+func (l *lazyProvider) Delete(ctx context.Context, req resource.DeleteRequest) error {
+	p, err := l.get()
+	if err != nil {
+		return err
+	}
+	return p.Delete(ctx, req)
+}

@@ -1,0 +1,190 @@
+// Package deploy implements `cdkx deploy`: plan the selected stacks against state and apply the plan.
+package deploy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// Options are the inputs of one `cdkx deploy`.
+type Options struct {
+	F           *cli.Factory
+	Config      *cli.Config
+	Stacks      []string
+	Exclusively bool
+}
+
+// NewCmdDeploy returns the deploy command; runF replaces deployRun in tests.
+func NewCmdDeploy(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "deploy [STACK...]",
+		Short: "Deploy stacks of the cloud assembly",
+		Long: `Deploy plans the selected stacks (all when none is named; with the stacks they depend on unless
+--exclusively) against recorded state and applies the plan: each resource is created, updated,
+replaced or left alone in dependency order, resources gone from the assembly are deleted last.
+The live event table goes to stderr, stack outputs to stdout.
+
+Exit codes: 0 ok, 1 error, 3 a stack is locked, 4 a resource failed, 130 interrupted.`,
+		Example: "  cdkx deploy\n  cdkx deploy App --concurrency 20\n  cdkx deploy --json > events.jsonl",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Config, opts.Stacks = cfg, args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return deployRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Exclusively, "exclusively", "e", false, "deploy only the named stacks, not the stacks they depend on")
+	return cmd
+}
+
+func deployRun(ctx context.Context, opts *Options) error {
+	f, cfg := opts.F, opts.Config
+	errOut := f.IO.ErrOut
+	reg := f.Providers()
+	a, ds := project.Load(cfg.App, reg)
+	view.Diagnostics(errOut, ds, cfg.Verbose, colorOn(f, cfg))
+	if a == nil {
+		view.DiagnosticsFooter(errOut, ds, "nothing was deployed")
+		return &cli.ExitError{Code: cli.ExitErr}
+	}
+	stacks, err := project.SelectStacks(a, opts.Stacks, opts.Exclusively)
+	if err != nil {
+		return err
+	}
+	b, err := f.OpenBackend(ctx, cfg.State)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+
+	info := state.LockInfo{ID: uuid.NewString(), Operation: "deploy", User: cli.UserName(), Host: hostname(),
+		PID: os.Getpid(), StartedAt: f.Now().UTC(), HeartbeatAt: f.Now().UTC()}
+	release, err := engine.LockStacks(ctx, b, stacks, info, cfg.LockTimeout, cli.LockWaitNotice(f.IO, cfg))
+	if err != nil {
+		var le *state.LockedError
+		if errors.As(err, &le) {
+			return &cli.ExitError{Code: cli.ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
+		}
+		return err
+	}
+	defer release()
+
+	st, err := project.LoadState(ctx, b, a, stacks)
+	if err != nil {
+		return err
+	}
+	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema})
+	view.Diagnostics(errOut, ds, cfg.Verbose, colorOn(f, cfg))
+	if plan == nil {
+		view.DiagnosticsFooter(errOut, ds, "nothing was deployed")
+		return &cli.ExitError{Code: cli.ExitErr}
+	}
+	if err := cli.Configure(reg, project.CalledProviders(plan)); err != nil {
+		return err
+	}
+	return Apply(ctx, f, cfg, plan, b, reg)
+}
+
+// Apply runs the plan with the live event table (or JSON lines) and prints the summary and the stack
+// outputs. It returns an error whose exit code says how the run ended.
+func Apply(ctx context.Context, f *cli.Factory, cfg *cli.Config, plan *planner.Plan, b state.Backend, reg *engine.Registry) error {
+	var stackNames, types, ids []string
+	stackNames = append(stackNames, plan.Stacks...)
+	for _, s := range append(append([]*planner.Step{}, plan.Steps...), plan.Deletes...) {
+		types = append(types, s.Type)
+		ids = append(ids, s.LogicalID)
+	}
+	var ev view.Events
+	if cfg.JSON {
+		ev = view.NewJSONLines(f.IO.Out)
+	} else {
+		ev = view.NewTable(f.IO.ErrOut, f.IO.Live(), colorOn(f, cfg), stackNames, types, ids)
+	}
+	stopTicks := tick(f, ev)
+	stopNotice := interruptNotice(ctx, f, cfg)
+	start := f.Now()
+	res, err := engine.Deploy(ctx, plan, engine.Options{Backend: b, Providers: reg, Concurrency: cfg.Concurrency,
+		OnEvent: ev.Event, Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
+	stopTicks()
+	stopNotice()
+	if err != nil {
+		return err
+	}
+	outputs := map[string]map[string]any{}
+	for _, name := range plan.Stacks {
+		if st := res.Stacks[name]; st != nil && len(st.Outputs) > 0 {
+			outputs[name] = st.Outputs
+		}
+	}
+	ev.Summary(view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start), Outputs: outputs, StackOrder: plan.Stacks})
+	if !cfg.JSON && res.Err() == nil {
+		view.Outputs(f.IO.Out, plan.Stacks, outputs)
+	}
+	if err := res.Err(); err != nil {
+		return &cli.ExitError{Code: cli.ExitCode(err)}
+	}
+	return nil
+}
+
+func colorOn(f *cli.Factory, cfg *cli.Config) bool { return f.IO.Color && !cfg.NoColor }
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// tick drives the view's "still creating…" lines until the returned stop is called.
+func tick(f *cli.Factory, ev view.Events) func() {
+	c, stopTicker := f.Ticker()
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-c:
+				ev.Tick(now)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		stopTicker()
+	}
+}
+
+// interruptNotice tells the user, once, what happens after Ctrl-C.
+func interruptNotice(ctx context.Context, f *cli.Factory, cfg *cli.Config) func() {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			if !cfg.JSON {
+				fmt.Fprintln(f.IO.ErrOut, "\nInterrupt received: no new step starts; running provider calls finish and are recorded. Press Ctrl-C again to quit at once (pending operations stay in state).")
+			}
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}

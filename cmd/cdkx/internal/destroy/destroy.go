@@ -1,0 +1,220 @@
+// Package destroy implements `cdkx destroy`: delete every object that state records for the stacks.
+package destroy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// Options are the inputs of one `cdkx destroy`.
+type Options struct {
+	F      *cli.Factory
+	Config *cli.Config
+	Stacks []string
+	Force  bool
+}
+
+// NewCmdDestroy returns the destroy command; runF replaces destroyRun in tests.
+func NewCmdDestroy(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "destroy [STACK...]",
+		Short: "Delete everything state records for the stacks",
+		Long: `Destroy deletes every object recorded in state for the named stacks (all stacks with state when
+none is named), plus the stacks that depend on them. It is driven by state, not by the assembly:
+resources already removed from the assembly are deleted too. Objects go in reverse dependency
+order, independent ones in parallel; a failure stops only what depends on it, and every failure
+is reported.
+
+On a terminal destroy asks for confirmation; elsewhere (CI) it refuses unless --force is given.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Config, opts.Stacks = cfg, args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return destroyRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "do not ask for confirmation")
+	return cmd
+}
+
+func destroyRun(ctx context.Context, opts *Options) error {
+	f, cfg := opts.F, opts.Config
+	b, err := f.OpenBackend(ctx, cfg.State)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	all, err := stacksWithState(ctx, b)
+	if err != nil {
+		return err
+	}
+	names, err := selectStacks(all, opts.Stacks)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		fmt.Fprintln(f.IO.ErrOut, "Nothing to destroy: no stack has resources in state.")
+		return nil
+	}
+	if !opts.Force {
+		if !f.IO.Interactive() {
+			return fmt.Errorf("refusing to destroy %s without confirmation: not running on a terminal; pass --force to destroy", strings.Join(names, ", "))
+		}
+		ok, err := confirm(f, all, names)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			fmt.Fprintln(f.IO.ErrOut, "Destroy cancelled; nothing was deleted.")
+			return nil
+		}
+	}
+	info := state.LockInfo{ID: uuid.NewString(), Operation: "destroy", User: cli.UserName(), PID: os.Getpid(),
+		StartedAt: f.Now().UTC(), HeartbeatAt: f.Now().UTC()}
+	info.Host, _ = os.Hostname()
+	release, err := engine.LockStacks(ctx, b, names, info, cfg.LockTimeout, cli.LockWaitNotice(f.IO, cfg))
+	if err != nil {
+		var le *state.LockedError
+		if errors.As(err, &le) {
+			return &cli.ExitError{Code: cli.ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
+		}
+		return err
+	}
+	defer release()
+	var stacks []*state.Stack
+	var providers, types, ids []string
+	for _, n := range names {
+		st, err := b.GetStack(ctx, n) // read again under the lock
+		if err != nil {
+			return err
+		}
+		stacks = append(stacks, st)
+		for _, r := range st.Resources {
+			providers = append(providers, r.Provider)
+			types = append(types, r.Type)
+			ids = append(ids, r.LogicalID)
+		}
+	}
+	reg := f.Providers()
+	if err := cli.Configure(reg, dedupe(providers)); err != nil {
+		return err
+	}
+	var ev view.Events
+	if cfg.JSON {
+		ev = view.NewJSONLines(f.IO.Out)
+	} else {
+		ev = view.NewTable(f.IO.ErrOut, f.IO.Live(), f.IO.Color && !cfg.NoColor, names, types, ids)
+	}
+	start := f.Now()
+	res, err := engine.Destroy(ctx, stacks, engine.Options{Backend: b, Providers: reg, Concurrency: cfg.Concurrency,
+		OnEvent: ev.Event, Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
+	if err != nil {
+		return err
+	}
+	ev.Summary(view.Summary{Command: "destroy", Result: res, Elapsed: f.Now().Sub(start)})
+	if err := res.Err(); err != nil {
+		return &cli.ExitError{Code: cli.ExitCode(err)}
+	}
+	return nil
+}
+
+// stacksWithState returns every stack that has resources in state.
+func stacksWithState(ctx context.Context, b state.Backend) (map[string]*state.Stack, error) {
+	names, err := b.ListStacks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*state.Stack{}
+	for _, n := range names {
+		st, err := b.GetStack(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if len(st.Resources) > 0 {
+			out[n] = st
+		}
+	}
+	return out, nil
+}
+
+// selectStacks returns the named stacks (all when none) and every stack with state that depends on them,
+// sorted. A named stack without state is an error.
+func selectStacks(all map[string]*state.Stack, named []string) ([]string, error) {
+	var known []string
+	for n := range all {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	if len(named) == 0 {
+		return known, nil
+	}
+	want := map[string]bool{}
+	for _, n := range named {
+		if _, ok := all[n]; !ok {
+			return nil, fmt.Errorf("stack %q has no resources in state (stacks with resources: %s)", n, listOrNone(known))
+		}
+		want[n] = true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, n := range known {
+			if want[n] {
+				continue
+			}
+			for _, d := range all[n].Dependencies {
+				if want[d] {
+					want[n], changed = true, true
+					break
+				}
+			}
+		}
+	}
+	return slices.DeleteFunc(known, func(n string) bool { return !want[n] }), nil
+}
+
+func listOrNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func confirm(f *cli.Factory, all map[string]*state.Stack, names []string) (bool, error) {
+	n := 0
+	for _, s := range names {
+		n += len(all[s].Resources)
+	}
+	fmt.Fprintf(f.IO.ErrOut, "This deletes %d resource(s) in %s, at their providers and in state.\nAre you sure? (y/N) ",
+		n, strings.Join(names, ", "))
+	line, err := bufio.NewReader(f.IO.In).ReadString('\n')
+	if err != nil && line == "" {
+		return false, nil
+	}
+	ans := strings.ToLower(strings.TrimSpace(line))
+	return ans == "y" || ans == "yes", nil
+}
+
+func dedupe(s []string) []string {
+	sort.Strings(s)
+	return slices.Compact(s)
+}

@@ -1,0 +1,143 @@
+// Package diff implements `cdkx diff`: show what a deploy would change, like `terraform plan`.
+package diff
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// Options are the inputs of one `cdkx diff`.
+type Options struct {
+	F                *cli.Factory
+	Config           *cli.Config
+	Stacks           []string
+	Exclusively      bool
+	DetailedExitCode bool
+}
+
+// NewCmdDiff returns the diff command; runF replaces diffRun in tests.
+func NewCmdDiff(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "diff [STACK...]",
+		Short: "Show the changes a deploy would make",
+		Long: `Diff plans the selected stacks against recorded state and prints the plan: + create, ~ update
+in place (with the changed properties), -/+ replace (with the reason), - delete. Nothing is
+changed and no provider is called. Values that depend on resources not deployed yet print as
+(known after deploy).
+
+With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 on error.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Config, opts.Stacks = cfg, args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return diffRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Exclusively, "exclusively", "e", false, "only the named stacks, not the stacks they depend on")
+	cmd.Flags().BoolVar(&opts.DetailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes")
+	return cmd
+}
+
+func diffRun(ctx context.Context, opts *Options) error {
+	f, cfg := opts.F, opts.Config
+	color := f.IO.Color && !cfg.NoColor
+	reg := f.Providers()
+	a, ds := project.Load(cfg.App, reg)
+	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, color)
+	if a == nil {
+		view.DiagnosticsFooter(f.IO.ErrOut, ds, "fix them and run diff again")
+		return &cli.ExitError{Code: cli.ExitErr}
+	}
+	stacks, err := project.SelectStacks(a, opts.Stacks, opts.Exclusively)
+	if err != nil {
+		return err
+	}
+	b, err := f.OpenBackend(ctx, cfg.State)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	st, err := project.LoadState(ctx, b, a, stacks)
+	if err != nil {
+		return err
+	}
+	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema})
+	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, color)
+	if plan == nil {
+		view.DiagnosticsFooter(f.IO.ErrOut, ds, "fix them and run diff again")
+		return &cli.ExitError{Code: cli.ExitErr}
+	}
+	if cfg.JSON {
+		if err := json.NewEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {
+			return err
+		}
+	} else {
+		view.Plan(f.IO.Out, plan, f.IO.Color && !cfg.NoColor && f.IO.ErrTTY)
+	}
+	if opts.DetailedExitCode && plan.HasChanges() {
+		return &cli.ExitError{Code: cli.ExitChanges}
+	}
+	return nil
+}
+
+type jsonChange struct {
+	Name       string `json:"name"`
+	Old        any    `json:"old"`
+	New        any    `json:"new"`
+	CreateOnly bool   `json:"createOnly,omitempty"`
+}
+
+type jsonStep struct {
+	Op         string              `json:"op"`
+	Stack      string              `json:"stack"`
+	LogicalID  string              `json:"logicalId"`
+	Type       string              `json:"type"`
+	PhysicalID string              `json:"physicalId,omitempty"`
+	Reason     string              `json:"reason,omitempty"`
+	Changes    []jsonChange        `json:"changes,omitempty"`
+	Inputs     resource.Properties `json:"inputs,omitempty"`
+}
+
+type jsonPlan struct {
+	Stacks  []string       `json:"stacks"`
+	Steps   []jsonStep     `json:"steps"`
+	Counts  map[string]int `json:"counts"`
+	Changes bool           `json:"changes"`
+}
+
+func planJSON(p *planner.Plan) jsonPlan {
+	out := jsonPlan{Stacks: p.Stacks, Steps: []jsonStep{}, Changes: p.HasChanges()}
+	c, u, r, d := p.Counts()
+	out.Counts = map[string]int{"create": c, "update": u, "replace": r, "delete": d}
+	for _, s := range append(append([]*planner.Step{}, p.Steps...), p.Deletes...) {
+		js := jsonStep{Op: string(s.Op), Stack: s.Stack, LogicalID: s.LogicalID, Type: s.Type, Reason: s.Reason}
+		if s.Old != nil {
+			js.PhysicalID = s.Old.PhysicalID
+		}
+		if s.Object != nil {
+			js.PhysicalID = s.Object.PhysicalID
+		}
+		if s.Op == planner.OpCreate {
+			js.Inputs = s.Inputs
+		}
+		for _, ch := range s.Changes {
+			js.Changes = append(js.Changes, jsonChange{Name: ch.Name, Old: ch.Old, New: ch.New, CreateOnly: ch.CreateOnly})
+		}
+		out.Steps = append(out.Steps, js)
+	}
+	return out
+}

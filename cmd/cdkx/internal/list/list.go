@@ -1,0 +1,113 @@
+// Package list implements `cdkx list`: print the stacks and resources of a cloud assembly.
+package list
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+)
+
+// Options are the inputs of one `cdkx list`.
+type Options struct {
+	F      *cli.Factory
+	Config *cli.Config
+}
+
+// NewCmdList returns the list command; runF replaces listRun in tests.
+func NewCmdList(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	return &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List the stacks and resources of the cloud assembly",
+		Long: `List prints every stack of the assembly (its dependencies and outputs) and every resource with
+its type and provider. It reads any assembly the TypeScript cdkx writes, including the legacy
+flat template layout; problems that would stop a deploy are printed on stderr but do not stop
+the listing. Exit 1 only when manifest.json itself cannot be read.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return listRun(cmd.Context(), opts)
+		},
+	}
+}
+
+type jsonResource struct {
+	LogicalID string   `json:"logicalId"`
+	Type      string   `json:"type"`
+	Provider  string   `json:"provider"`
+	DependsOn []string `json:"dependsOn,omitempty"`
+}
+
+type jsonStack struct {
+	ID           string         `json:"id"`
+	TemplateFile string         `json:"templateFile"`
+	Dependencies []string       `json:"dependencies,omitempty"`
+	Outputs      []string       `json:"outputs,omitempty"`
+	Resources    []jsonResource `json:"resources"`
+}
+
+func listRun(_ context.Context, opts *Options) error {
+	f, cfg := opts.F, opts.Config
+	a, ds := assembly.Load(cfg.App)
+	ds.Sort()
+	if a == nil {
+		view.Diagnostics(f.IO.ErrOut, ds, true, f.IO.Color && !cfg.NoColor)
+		return &cli.ExitError{Code: cli.ExitErr}
+	}
+	if cfg.JSON {
+		out := struct {
+			Stacks []jsonStack       `json:"stacks"`
+			Assets []string          `json:"assets,omitempty"`
+			Issues []diag.Diagnostic `json:"problems,omitempty"`
+		}{Stacks: []jsonStack{}, Issues: ds}
+		for _, s := range a.Stacks {
+			js := jsonStack{ID: s.ID, TemplateFile: s.TemplateFile, Dependencies: s.Dependencies, Resources: []jsonResource{}}
+			for k := range s.Outputs {
+				js.Outputs = append(js.Outputs, k)
+			}
+			for _, r := range s.Resources {
+				js.Resources = append(js.Resources, jsonResource{LogicalID: r.LogicalID, Type: r.Type, Provider: r.Provider, DependsOn: r.DependsOn})
+			}
+			out.Stacks = append(out.Stacks, js)
+		}
+		for _, as := range a.Assets {
+			out.Assets = append(out.Assets, as.ID)
+		}
+		return json.NewEncoder(f.IO.Out).Encode(out)
+	}
+	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
+	for _, s := range a.Stacks {
+		extra := ""
+		if len(s.Dependencies) > 0 {
+			extra = fmt.Sprintf(" (depends on %v)", s.Dependencies)
+		}
+		if s.Missing {
+			extra += " (template missing)"
+		}
+		fmt.Fprintf(tw, "%s%s\t%d resource(s)\t%d output(s)\n", s.ID, extra, len(s.Resources), len(s.Outputs))
+		for _, r := range s.Resources {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.LogicalID, r.Type, r.Provider)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose || ds.HasErrors(), f.IO.Color && !cfg.NoColor)
+	return nil
+}

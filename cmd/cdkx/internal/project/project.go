@@ -1,0 +1,134 @@
+// Package project loads what a command works on: the cloud assembly, validated, and the selected stacks'
+// state.
+package project
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agext/levenshtein"
+
+	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// Load reads the assembly in dir and validates it for deployment in one pass: format, references,
+// provider schemas and dependency cycles. It returns every diagnostic; the assembly is nil when any is an
+// error.
+func Load(dir string, reg *engine.Registry) (*assembly.Assembly, diag.Diagnostics) {
+	a, ds := assembly.Load(dir)
+	if a == nil {
+		ds.Sort()
+		return nil, ds
+	}
+	ds = append(ds, assembly.Validate(a, reg.Schema)...)
+	// Cycles are found in the same pass: the graph skips references the checks above reported.
+	all := make([]string, len(a.Stacks))
+	for i, s := range a.Stacks {
+		all[i] = s.ID
+	}
+	_, gds := planner.BuildGraph(a, all)
+	ds = append(ds, gds...)
+	ds.Sort()
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	return a, ds
+}
+
+// SelectStacks returns the stacks named (all when names is empty) plus, unless exclusively, every stack
+// they depend on, in deployment order. An unknown name is an error suggesting the nearest stack.
+func SelectStacks(a *assembly.Assembly, names []string, exclusively bool) ([]string, error) {
+	order := planner.StackOrder(a)
+	if len(names) == 0 {
+		return order, nil
+	}
+	want := map[string]bool{}
+	var add func(string)
+	add = func(id string) {
+		if want[id] {
+			return
+		}
+		want[id] = true
+		if exclusively {
+			return
+		}
+		for _, d := range a.Stack(id).Dependencies {
+			if a.Stack(d) != nil {
+				add(d)
+			}
+		}
+	}
+	for _, n := range names {
+		if a.Stack(n) == nil {
+			return nil, fmt.Errorf("no stack %q in the assembly%s (stacks: %s)", n, suggest(n, order), strings.Join(order, ", "))
+		}
+		add(n)
+	}
+	return slices.DeleteFunc(order, func(s string) bool { return !want[s] }), nil
+}
+
+func suggest(name string, options []string) string {
+	best, bestD := "", 1<<30
+	for _, o := range options {
+		if d := levenshtein.Distance(strings.ToLower(name), strings.ToLower(o), nil); d < bestD {
+			best, bestD = o, d
+		}
+	}
+	if best != "" && bestD <= max(3, len(name)/3) {
+		return fmt.Sprintf("; did you mean %q?", best)
+	}
+	return ""
+}
+
+// LoadState reads the state of the selected stacks and of every stack they read outputs from.
+func LoadState(ctx context.Context, b state.Backend, a *assembly.Assembly, stacks []string) (map[string]*state.Stack, error) {
+	need := map[string]bool{}
+	for _, s := range stacks {
+		need[s] = true
+		for _, d := range a.Stack(s).Dependencies {
+			need[d] = true
+		}
+	}
+	names := make([]string, 0, len(need))
+	for n := range need {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := map[string]*state.Stack{}
+	for _, n := range names {
+		st, err := b.GetStack(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("read state of stack %s: %w", n, err)
+		}
+		out[n] = st
+	}
+	return out, nil
+}
+
+// CalledProviders returns the providers the plan will call: those of every step that is not a no-op,
+// old providers of replacements included, sorted.
+func CalledProviders(p *planner.Plan) []string {
+	set := map[string]bool{}
+	for _, s := range append(append([]*planner.Step{}, p.Steps...), p.Deletes...) {
+		if s.Op == planner.OpSame {
+			continue
+		}
+		set[s.Provider] = true
+		if s.Old != nil {
+			set[s.Old.Provider] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

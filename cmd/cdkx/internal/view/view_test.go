@@ -1,0 +1,140 @@
+package view_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create it): %v", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+var t0 = time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
+
+func events() []engine.Event {
+	return []engine.Event{
+		{Time: t0, Stack: "Zones", Type: engine.StackType, Status: engine.CreateInProgress},
+		{Time: t0, Stack: "Zones", Type: "PowerDNS::DNS::Zone", LogicalID: "ZonesZoneA1B2C3D4", Status: engine.CreateInProgress},
+		{Time: t0.Add(time.Second), Stack: "Zones", Type: "PowerDNS::DNS::Zone", LogicalID: "ZonesZoneA1B2C3D4", PhysicalID: "example.test.", Status: engine.CreateComplete},
+		{Time: t0.Add(time.Second), Stack: "Zones", Type: "PowerDNS::DNS::RecordSet", LogicalID: "ZonesBadE5F6A7B8", Status: engine.CreateInProgress},
+		{Time: t0.Add(2 * time.Second), Stack: "Zones", Type: "PowerDNS::DNS::RecordSet", LogicalID: "ZonesBadE5F6A7B8", Status: engine.CreateFailed,
+			Reason: "powerdns: PATCH http://127.0.0.1:18081/api/v1/servers/localhost/zones/example.test.: 422: Record bad.example.test./A 'not-an-ip': Parsing record content"},
+		{Time: t0.Add(2 * time.Second), Stack: "Zones", Type: "PowerDNS::DNS::RecordSet", LogicalID: "ZonesCnameC9D0E1F2", Status: engine.Skipped, Reason: "dependency Zones/ZonesBadE5F6A7B8 failed"},
+		{Time: t0.Add(3 * time.Second), Stack: "Zones", Type: engine.StackType, Status: engine.CreateFailed, Reason: "ZonesBadE5F6A7B8 failed: …"},
+	}
+}
+
+func TestTable(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	for _, tc := range []struct {
+		name        string
+		live, color bool
+	}{{"plain", false, false}, {"live", true, false}, {"live-color", true, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			tab := view.NewTable(&buf, tc.live, tc.color, []string{"Zones"}, []string{"PowerDNS::DNS::Zone", "PowerDNS::DNS::RecordSet"},
+				[]string{"ZonesZoneA1B2C3D4", "ZonesBadE5F6A7B8", "ZonesCnameC9D0E1F2"})
+			for _, e := range events()[:2] {
+				tab.Event(e)
+			}
+			tab.Tick(t0.Add(5 * time.Second))  // too early: nothing
+			tab.Tick(t0.Add(25 * time.Second)) // still creating… [25s elapsed]
+			for _, e := range events()[2:] {
+				tab.Event(e)
+			}
+			res := &engine.Result{Counts: map[engine.Status]int{engine.CreateComplete: 1, engine.CreateFailed: 1, engine.Skipped: 1},
+				Failures: []engine.Failure{{Stack: "Zones", LogicalID: "ZonesBadE5F6A7B8", Status: engine.CreateFailed, Err: errors.New("422: bad content")}}}
+			tab.Summary(view.Summary{Command: "deploy", Result: res, Elapsed: 3*time.Second + 141*time.Millisecond})
+			golden(t, "TestTable-"+tc.name, buf.Bytes())
+		})
+	}
+}
+
+func TestJSONLines(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	j := view.NewJSONLines(&buf)
+	for _, e := range events() {
+		j.Event(e)
+	}
+	j.Summary(view.Summary{Command: "deploy", Elapsed: 1500 * time.Millisecond,
+		Result: &engine.Result{Counts: map[engine.Status]int{engine.CreateComplete: 1},
+			Deployments: map[string]*state.Deployment{"Zones": {ID: "d-1"}}}})
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(events())+1 {
+		t.Fatalf("got %d lines, want %d", len(lines), len(events())+1)
+	}
+	for i, l := range lines {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("line %d is not JSON: %v: %s", i+1, err, l)
+		}
+	}
+	var sum map[string]any
+	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &sum)
+	want := map[string]any{"kind": "summary", "command": "deploy", "status": "succeeded", "counts": map[string]any{"CREATE_COMPLETE": 1.0},
+		"failures": []any{}, "deployments": map[string]any{"Zones": "d-1"}, "elapsedMs": 1500.0, "notStarted": 0.0, "replaced": 0.0}
+	if diff := cmp.Diff(want, sum); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	t.Parallel()
+	st := state.NewStack("App")
+	st.Outputs = resource.Properties{"Old": "x", "Www": "www.example.test."}
+	old := func(id string, inputs resource.Properties) *state.Resource {
+		return &state.Resource{LogicalID: id, Type: "PowerDNS::DNS::RecordSet", Provider: "powerdns", PhysicalID: "p-" + id, Inputs: inputs}
+	}
+	step := func(op planner.Op, id string, o *state.Resource, inputs resource.Properties, changes []planner.PropertyChange, reason string) *planner.Step {
+		return &planner.Step{Decision: planner.Decision{Op: op, Changes: changes, Reason: reason}, Stack: "App", LogicalID: id,
+			Type: "PowerDNS::DNS::RecordSet", Provider: "powerdns", Old: o, Inputs: inputs, Resource: &assembly.Resource{LogicalID: id}}
+	}
+	p := &planner.Plan{Stacks: []string{"Zones", "App"}, State: map[string]*state.Stack{"App": st},
+		Outputs: map[string]resource.Properties{"App": {"Www": "www.example.test.", "Api": resource.Unknown{}}},
+		Steps: []*planner.Step{
+			step(planner.OpCreate, "Api", nil, resource.Properties{"zoneId": resource.Unknown{}, "name": "api.example.test.", "records": []any{"127.0.0.1"}, "ttl": json.Number("300")}, nil, ""),
+			step(planner.OpUpdate, "Www", old("Www", nil), nil, []planner.PropertyChange{
+				{Name: "records", Old: []any{"127.0.0.10"}, New: []any{"127.0.0.10", "127.0.0.11"}},
+				{Name: "ttl", Old: json.Number("300"), New: json.Number("600")}}, ""),
+			step(planner.OpReplace, "Mail", old("Mail", nil), nil, []planner.PropertyChange{
+				{Name: "name", Old: "mail.example.test.", New: "mx.example.test.", CreateOnly: true}}, `create-only property "name" changed`),
+			step(planner.OpSame, "Same", old("Same", nil), nil, nil, ""),
+		},
+		Deletes: []*planner.Step{step(planner.OpDelete, "Legacy", old("Legacy", nil), nil, nil, "no longer in the assembly")},
+	}
+	var buf bytes.Buffer
+	view.Plan(&buf, p, false)
+	golden(t, "TestPlan", buf.Bytes())
+}

@@ -1,0 +1,58 @@
+// Command cdkx deploys cloud assemblies to real provider APIs.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deploy"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/destroy"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/diff"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/history"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/list"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/outputs"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/statecmd"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/version"
+)
+
+// Version is set at build time by -ldflags "-X main.Version=…" (goreleaser).
+var Version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C ends the process at once
+	}()
+	code := run(ctx)
+	stop()
+	os.Exit(code)
+}
+
+func run(ctx context.Context) int {
+	f := cli.New(Version)
+	root := cli.NewRootCmd(Version)
+	root.AddCommand(
+		deploy.NewCmdDeploy(f, nil),
+		diff.NewCmdDiff(f, nil),
+		destroy.NewCmdDestroy(f, nil),
+		list.NewCmdList(f, nil),
+		outputs.NewCmdOutputs(f, nil),
+		history.NewCmdHistory(f, nil),
+		statecmd.NewCmdState(f),
+		version.NewCmdVersion(f),
+	)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !errors.Is(err, cli.SilentError) {
+		var ee *cli.ExitError
+		if !errors.As(err, &ee) || ee.Err != nil {
+			fmt.Fprintln(f.IO.ErrOut, "error: "+err.Error())
+		}
+	}
+	return cli.ExitCode(err)
+}
