@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# demo.sh: the main job on a fresh machine. Installs PowerDNS (apt) if needed and starts it on 127.0.0.1
+# unless it already runs, builds cdkx, deploys the example cloud assembly testdata/examples/dns with the
+# embedded SQLite state (.cdkx/state.db), and resolves one of its records over DNS.
+#
+# PowerDNS keeps running afterwards (API http://127.0.0.1:18081, DNS 127.0.0.1:15353) so that you can go
+# on with `./bin/cdkx diff`, `deploy`, `destroy --force`; stop it with: bash scripts/pdns-down.sh .cdkx/pdns
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export PDNS_API_PORT=${PDNS_API_PORT:-18081}
+export PDNS_DNS_PORT=${PDNS_DNS_PORT:-15353}
+export PDNS_API_KEY=${PDNS_API_KEY:-demo-key}
+export PDNS_API_URL=http://127.0.0.1:$PDNS_API_PORT
+
+if ! command -v dig >/dev/null 2>&1; then
+  apt-get update >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends bind9-dnsutils >/dev/null
+fi
+if [ -f .cdkx/pdns/pid ] && kill -0 "$(cat .cdkx/pdns/pid)" 2>/dev/null; then
+  echo "PowerDNS already running (PID $(cat .cdkx/pdns/pid))"
+else
+  bash scripts/pdns-up.sh .cdkx/pdns
+fi
+
+echo "== building cdkx"
+go build -o bin/cdkx ./cmd/cdkx
+
+app=testdata/examples/dns/cdkx.out
+echo "== cdkx diff"
+./bin/cdkx diff --app "$app"
+echo "== cdkx deploy"
+./bin/cdkx deploy --app "$app"
+echo "== resolving over DNS: dig @127.0.0.1 -p $PDNS_DNS_PORT www.example.test A"
+dig +short -p "$PDNS_DNS_PORT" @127.0.0.1 www.example.test A
+dig +short -p "$PDNS_DNS_PORT" @127.0.0.1 web.example.test CNAME
+echo "== state"
+./bin/cdkx history --limit 4
+echo
+echo "Done. Try: ./bin/cdkx state export --stack App | head; ./bin/cdkx destroy --force"
+echo "PowerDNS keeps running; stop it with: bash scripts/pdns-down.sh .cdkx/pdns"
