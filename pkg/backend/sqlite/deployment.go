@@ -1,0 +1,163 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// CreateDeployment stores d. Its ID and Stack must be set; an ID already stored is an error. The snapshot
+// is stored as text (it is JSON); an empty snapshot is stored as absent and read back as nil.
+func (b *Backend) CreateDeployment(ctx context.Context, d *state.Deployment) error {
+	if d == nil || d.ID == "" {
+		return errors.New("create deployment: empty id")
+	}
+	if d.Stack == "" {
+		return fmt.Errorf("create deployment %q: empty stack name", d.ID)
+	}
+	var snapshot sql.NullString
+	if len(d.Snapshot) > 0 {
+		snapshot = sql.NullString{String: string(d.Snapshot), Valid: true}
+	}
+	err := b.wr.do(func(conn *sql.Conn) error {
+		_, err := conn.ExecContext(ctx, `INSERT INTO deployments
+(id, stack, kind, status, created_by, cdkx_version, snapshot, snapshot_hash, started_at, finished_at, version, error)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			d.ID, d.Stack, string(d.Kind), string(d.Status), d.CreatedBy, d.CdkxVersion, snapshot, d.SnapshotHash,
+			nanos(d.StartedAt), nanos(d.FinishedAt), d.Version, d.Error)
+		return err
+	})
+	if sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT {
+		return fmt.Errorf("create deployment %q: a deployment with this id already exists: %w", d.ID, err)
+	}
+	if err != nil {
+		return dbError(b.path, fmt.Sprintf("create deployment %q", d.ID), err)
+	}
+	return nil
+}
+
+// FinishDeployment sets deployment id's status, finish time, resulting version and error message. An
+// unknown id is an error wrapping state.ErrNotFound.
+func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error {
+	op := fmt.Sprintf("finish deployment %q", id)
+	var n int64
+	err := b.wr.do(func(conn *sql.Conn) error {
+		res, err := conn.ExecContext(ctx,
+			`UPDATE deployments SET status = $2, finished_at = $3, version = $4, error = $5 WHERE id = $1`,
+			id, string(status), nanos(finishedAt), version, errMsg)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return dbError(b.path, op, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", op, state.ErrNotFound)
+	}
+	return nil
+}
+
+// deploymentColumns are the columns listDeployments and GetDeployment scan, in scanDeployment's order.
+const deploymentColumns = `id, stack, kind, status, created_by, cdkx_version, snapshot_hash, started_at, finished_at, version, error`
+
+// scanDeployment scans deploymentColumns (and then extra destinations) into a Deployment.
+func scanDeployment(row interface{ Scan(...any) error }, extra ...any) (state.Deployment, error) {
+	var d state.Deployment
+	var kind, status string
+	var started, finished int64
+	dest := append([]any{&d.ID, &d.Stack, &kind, &status, &d.CreatedBy, &d.CdkxVersion, &d.SnapshotHash,
+		&started, &finished, &d.Version, &d.Error}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return d, err
+	}
+	d.Kind, d.Status = state.DeploymentKind(kind), state.DeploymentStatus(status)
+	d.StartedAt, d.FinishedAt = fromNanos(started), fromNanos(finished)
+	return d, nil
+}
+
+// ListDeployments returns the deployments of stack (of all stacks when stack is ""), newest first by
+// StartedAt and then by ID descending, at most limit of them (all when limit <= 0), without snapshots.
+func (b *Backend) ListDeployments(ctx context.Context, stack string, limit int) ([]state.Deployment, error) {
+	var q strings.Builder
+	var args []any
+	q.WriteString(`SELECT ` + deploymentColumns + ` FROM deployments`)
+	if stack != "" {
+		args = append(args, stack)
+		fmt.Fprintf(&q, ` WHERE stack = $%d`, len(args))
+	}
+	q.WriteString(` ORDER BY started_at DESC, id DESC`)
+	if limit > 0 {
+		args = append(args, limit)
+		fmt.Fprintf(&q, ` LIMIT $%d`, len(args))
+	}
+	rows, err := b.r.QueryContext(ctx, q.String(), args...)
+	if err != nil {
+		return nil, dbError(b.path, "list deployments", err)
+	}
+	defer rows.Close()
+	out := []state.Deployment{}
+	for rows.Next() {
+		d, err := scanDeployment(rows)
+		if err != nil {
+			return nil, dbError(b.path, "list deployments", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(b.path, "list deployments", err)
+	}
+	return out, nil
+}
+
+// GetDeployment returns deployment id with its snapshot; an unknown id is an error wrapping
+// state.ErrNotFound.
+func (b *Backend) GetDeployment(ctx context.Context, id string) (*state.Deployment, error) {
+	op := fmt.Sprintf("read deployment %q", id)
+	var snapshot sql.NullString
+	d, err := scanDeployment(b.r.QueryRowContext(ctx,
+		`SELECT `+deploymentColumns+`, snapshot FROM deployments WHERE id = $1`, id), &snapshot)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("%s: %w", op, state.ErrNotFound)
+	}
+	if err != nil {
+		return nil, dbError(b.path, op, err)
+	}
+	if snapshot.Valid && snapshot.String != "" {
+		d.Snapshot = []byte(snapshot.String)
+	}
+	return &d, nil
+}
+
+// Events returns deployment id's events ordered by Seq; none (and no error) for an unknown deployment.
+func (b *Backend) Events(ctx context.Context, deploymentID string) ([]state.Event, error) {
+	op := fmt.Sprintf("read events of deployment %q", deploymentID)
+	rows, err := b.r.QueryContext(ctx, `SELECT seq, time, stack, logical_id, type, status, reason
+FROM events WHERE deployment_id = $1 ORDER BY seq`, deploymentID)
+	if err != nil {
+		return nil, dbError(b.path, op, err)
+	}
+	defer rows.Close()
+	out := []state.Event{}
+	for rows.Next() {
+		e := state.Event{DeploymentID: deploymentID}
+		var at int64
+		if err := rows.Scan(&e.Seq, &at, &e.Stack, &e.LogicalID, &e.Type, &e.Status, &e.Reason); err != nil {
+			return nil, dbError(b.path, op, err)
+		}
+		e.Time = fromNanos(at)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(b.path, op, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,56 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+
+	"github.com/pressly/goose/v3"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migrations returns the embedded goose SQL files.
+func migrations() fs.FS {
+	sub, err := fs.Sub(migrationFS, "migrations")
+	if err != nil {
+		panic(err) // the embedded directory always exists
+	}
+	return sub
+}
+
+// migrate applies pending migrations to db, and refuses a database whose schema is newer than this binary.
+// Two processes migrating a new file at once can race (goose lists applied migrations before its
+// transaction), so a failure is retried once: the second attempt sees the other's work.
+func migrate(ctx context.Context, db *sql.DB) error {
+	err := migrateOnce(ctx, db)
+	if err != nil && ctx.Err() == nil {
+		err = migrateOnce(ctx, db)
+	}
+	return err
+}
+
+func migrateOnce(ctx context.Context, db *sql.DB) error {
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations(), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate schema: %w", err)
+	}
+	current, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	var known int64
+	for _, s := range p.ListSources() {
+		known = max(known, s.Version)
+	}
+	if current > known {
+		return fmt.Errorf("schema version %d is newer than this cdkx knows (%d); upgrade cdkx", current, known)
+	}
+	return nil
+}
