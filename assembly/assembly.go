@@ -5,6 +5,8 @@
 package assembly
 
 import (
+	"sync"
+
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -60,16 +62,23 @@ type Stack struct {
 	Template []byte
 	// Missing is set when the template file could not be read or parsed; the stack has no resources then.
 	Missing bool
+
+	indexOnce sync.Once
+	index     map[string]*Resource // by logical ID, built by Resource
 }
 
-// Resource returns the resource with the given logical ID, or nil.
+// Resource returns the resource with the given logical ID, or nil. The first call indexes Resources, which
+// must not change afterwards; it is safe for concurrent use.
 func (s *Stack) Resource(logicalID string) *Resource {
-	for _, r := range s.Resources {
-		if r.LogicalID == logicalID {
-			return r
+	s.indexOnce.Do(func() {
+		s.index = make(map[string]*Resource, len(s.Resources))
+		for _, r := range s.Resources {
+			if _, dup := s.index[r.LogicalID]; !dup {
+				s.index[r.LogicalID] = r
+			}
 		}
-	}
-	return nil
+	})
+	return s.index[logicalID]
 }
 
 // Resource is one entry of a template's resources.

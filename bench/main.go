@@ -32,10 +32,10 @@ import (
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/engine/enginetest"
-	"github.com/cdkx-dev/cdkx/planner"
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
 )
 
 func main() {

@@ -97,6 +97,8 @@ type run struct {
 	j       *journal
 	callCtx context.Context // provider calls: not cancelled by an interrupt, so running calls finish
 
+	results sync.WaitGroup // the goroutines of putResult waiting for their commit
+
 	mu           sync.Mutex // guards the fields below
 	stacks       map[string]*state.Stack
 	outputs      map[string]map[string]resource.Properties // stack → logical ID → outputs of resources done
@@ -180,7 +182,7 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 	interrupted := ctx.Err() != nil
 	notStarted := count(res, outcomeNotStarted)
 
-	if len(r.failures) == 0 && !interrupted && r.stateErr == nil {
+	if len(r.failures) == 0 && !interrupted && r.stateFailed() == nil {
 		if steps := r.cleanupSteps(p.Assembly, p.Stacks); len(steps) > 0 {
 			for _, stack := range stacksOf(steps) {
 				r.stackEvent(stack, UpdateCompleteCleanup, "deleting objects no longer in the assembly or replaced")
@@ -341,6 +343,12 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 		r.record(name, []state.Change{change}, Event{Stack: name, Type: StackType, Status: status, Reason: reason})
 	}
 	r.j.close()
+	r.results.Wait()
+	r.mu.Lock()
+	if r.j.err != nil && r.stateErr == nil { // the journal's goroutine is done: reading its err is safe
+		r.stateErr = r.j.err
+	}
+	r.mu.Unlock()
 	res := &Result{Deployments: deployments, Failures: r.failures, Counts: r.counts, Replaced: r.replaced, NotStarted: notStarted,
 		Interrupted: interrupted, Stacks: r.stacks}
 	for _, name := range stacks {
@@ -355,10 +363,7 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 			d.Status, d.Error = state.StatusFailed, r.stateErr.Error()
 		}
 		d.FinishedAt = r.opts.Now().UTC()
-		d.Version = r.stacks[name].Version
-		if st, err := r.opts.Backend.GetStack(context.Background(), name); err == nil {
-			d.Version = st.Version
-		}
+		d.Version = r.j.versions[name]
 		if err := r.opts.Backend.FinishDeployment(context.Background(), d.ID, d.Status, d.FinishedAt, d.Version, d.Error); err != nil && r.stateErr == nil {
 			r.stateErr = &StateError{Err: err}
 		}
@@ -389,12 +394,27 @@ func (r *run) record(stack string, changes []state.Change, events ...Event) erro
 
 // put records a resource's new state record (in memory at once, durably before returning).
 func (r *run) put(stack string, res *state.Resource, e Event) error {
+	return r.wait(r.putAsync(stack, res, e))
+}
+
+// putAsync records a resource's new state record in memory and queues it for the journal without waiting.
+// It is used for the result of a step: the step's dependents may start at once, because each of them
+// waits for its own pending-operation record before calling a provider, and the journal makes that record
+// durable only after every record queued before it (this one included).
+func (r *run) putAsync(stack string, res *state.Resource, e Event) <-chan error {
 	res.UpdatedAt = r.opts.Now().UTC()
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.stacks[stack].Resources[res.LogicalID] = res
-	ch := r.j.enqueue(stack, []state.Change{{Kind: state.PutResource, Resource: res}}, stamp(e, res.UpdatedAt))
-	r.mu.Unlock()
-	return r.wait(ch)
+	return r.j.enqueue(stack, []state.Change{{Kind: state.PutResource, Resource: res}}, stamp(e, res.UpdatedAt))
+}
+
+// putResult queues a step's successful result: see putAsync. A failure to write it is remembered by the
+// journal and stops the run at the next pending record.
+func (r *run) putResult(stack string, res *state.Resource, e Event) error {
+	ch := r.putAsync(stack, res, e)
+	r.results.Go(func() { _ = r.wait(ch) })
+	return nil
 }
 
 // drop removes a resource from state.
@@ -645,7 +665,7 @@ func (r *run) create(step *planner.Step, prov Provider, base, onFail *state.Reso
 	rec.PhysicalID, rec.Inputs, rec.Outputs, rec.Pending, rec.Status = out.PhysicalID, inputs, outs, nil, string(complete)
 	r.setOutputs(step.Stack, step.LogicalID, outs)
 	r.done(complete)
-	return r.put(step.Stack, &rec, Event{Stack: step.Stack, Type: step.Type, LogicalID: step.LogicalID,
+	return r.putResult(step.Stack, &rec, Event{Stack: step.Stack, Type: step.Type, LogicalID: step.LogicalID,
 		PhysicalID: out.PhysicalID, Status: complete})
 }
 
@@ -680,7 +700,7 @@ func (r *run) update(step *planner.Step, prov Provider, old *state.Resource, inp
 	rec.Inputs, rec.Outputs, rec.Pending, rec.Status, rec.Dependencies = inputs, outs, nil, string(UpdateComplete), step.Dependencies
 	r.setOutputs(step.Stack, step.LogicalID, outs)
 	r.done(UpdateComplete)
-	return r.put(step.Stack, &rec, Event{Stack: step.Stack, Type: step.Type, LogicalID: step.LogicalID,
+	return r.putResult(step.Stack, &rec, Event{Stack: step.Stack, Type: step.Type, LogicalID: step.LogicalID,
 		PhysicalID: old.PhysicalID, Status: UpdateComplete})
 }
 

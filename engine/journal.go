@@ -11,8 +11,10 @@ import (
 // journal persists state changes and events through one goroutine, grouping the requests that arrive
 // while a commit is running into the next one (group commit): one transaction per stack per batch. A
 // request's changes are durable when its wait returns nil; requests are committed in the order they were
-// enqueued, so two changes to one resource never swap. Events are handed to onEvent after they are durable,
-// from the journal's goroutine only.
+// enqueued, so two changes to one resource never swap, and when a request is durable every request queued
+// before it is too. After a failed commit every later request fails as well (the error sticks), so that
+// nothing recorded after a lost change is ever taken as durable. Events are handed to onEvent after they
+// are durable, from the journal's goroutine only.
 type journal struct {
 	backend     state.Backend
 	deployments map[string]string // stack → deployment ID; written before start, read-only after
@@ -20,6 +22,9 @@ type journal struct {
 
 	reqs chan *commitReq
 	done chan struct{}
+	err  error // the first failed commit; only the journal's goroutine touches it
+	// versions holds each stack's version after the journal's last commit to it; read it after close.
+	versions map[string]int64
 }
 
 type commitReq struct {
@@ -31,7 +36,7 @@ type commitReq struct {
 
 func newJournal(b state.Backend, deployments map[string]string, onEvent func(Event)) *journal {
 	j := &journal{backend: b, deployments: deployments, onEvent: onEvent,
-		reqs: make(chan *commitReq, 1024), done: make(chan struct{})}
+		reqs: make(chan *commitReq, 1024), done: make(chan struct{}), versions: map[string]int64{}}
 	go j.loop()
 	return j
 }
@@ -97,7 +102,11 @@ func (j *journal) flush(batch []*commitReq) {
 					LogicalID: e.LogicalID, Type: e.Type, Status: string(e.Status), Reason: e.Reason})
 			}
 		}
-		err := j.commitWithRetry(stack, changes, events)
+		err := j.err
+		if err == nil {
+			err = j.commitWithRetry(stack, changes, events)
+			j.err = err
+		}
 		for _, r := range reqs {
 			if err == nil && j.onEvent != nil {
 				for _, e := range r.events {
@@ -116,8 +125,10 @@ func (j *journal) commitWithRetry(stack string, changes []state.Change, events [
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
 		}
-		_, err = j.backend.Commit(context.Background(), j.deployments[stack], stack, changes, events)
+		var v int64
+		v, err = j.backend.Commit(context.Background(), j.deployments[stack], stack, changes, events)
 		if err == nil {
+			j.versions[stack] = v
 			return nil
 		}
 	}

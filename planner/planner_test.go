@@ -7,9 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cdkx-dev/cdkx/assembly"
-	"github.com/cdkx-dev/cdkx/planner"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
 )
 
 var thing = resource.Schema{Type: "Fake::Test::Thing", Outputs: []string{"id", "value"}, StableOutputs: []string{"id"},
