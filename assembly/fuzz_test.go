@@ -15,8 +15,8 @@ import (
 )
 
 // seedDirs are assemblies whose manifest and templates seed the fuzz corpus.
-func seedDirs(t testing.TB) []string {
-	t.Helper()
+func seedDirs(tb testing.TB) []string {
+	tb.Helper()
 	dirs := []string{exampleDNS}
 	for _, pattern := range []string{"testdata/*", sharedAssemblies + "/*", sharedAssemblies + "/*/cdkx.out"} {
 		matches, _ := filepath.Glob(pattern)

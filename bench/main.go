@@ -54,10 +54,10 @@ func run(bin, sizes string, runs int) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	if bin == "" {
 		bin = filepath.Join(tmp, "cdkx")
-		build := exec.Command("go", "build", "-o", bin, "./cmd/cdkx")
+		build := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "./cmd/cdkx")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
 			return fmt.Errorf("build cdkx: %w", err)
@@ -103,14 +103,14 @@ type scaleResult struct {
 
 // deployBinary runs `cdkx deploy` in dir and measures it.
 func deployBinary(bin, dir string) (scaleResult, error) {
-	cmd := exec.Command(bin, "deploy", "--app", "cdkx.out", "--state", ".cdkx/state.db", "--concurrency", "10")
+	cmd := exec.CommandContext(context.Background(), bin, "deploy", "--app", "cdkx.out", "--state", ".cdkx/state.db", "--concurrency", "10")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CI=true", "NO_COLOR=1")
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
 		return scaleResult{}, err
 	}
-	defer devnull.Close()
+	defer func() { _ = devnull.Close() }()
 	var stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = devnull, &stderr
 	start := time.Now()
@@ -243,7 +243,7 @@ func deployInProcess(dir string, cloud *enginetest.Cloud, chains, depth, conc in
 	if err != nil {
 		return 0, err
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	reg := engine.NewRegistry(cloud)
 	start := time.Now()
 	p, ds := planner.Make(planner.Input{Assembly: a, Stacks: []string{"Latency"},

@@ -440,7 +440,7 @@ func dnsExchange(network, addr string, q []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	deadline, _ := ctx.Deadline()
 	_ = c.SetDeadline(deadline)
 	if network == "udp" {
@@ -928,7 +928,7 @@ func holdlock(statePath, stack, ready string, hold time.Duration, until string) 
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	info := state.LockInfo{ID: fmt.Sprintf("holdlock-%d", os.Getpid()), Stack: stack, Operation: "e2e-holdlock",
 		User: "e2e-holder", Host: "lockhost", PID: os.Getpid()}
 	if err := b.Lock(ctx, info); err != nil {

@@ -340,7 +340,7 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 		if reason == "" && interrupted {
 			reason = "interrupted"
 		}
-		r.record(name, []state.Change{change}, Event{Stack: name, Type: StackType, Status: status, Reason: reason})
+		_ = r.record(name, []state.Change{change}, Event{Stack: name, Type: StackType, Status: status, Reason: reason})
 	}
 	r.j.close()
 	r.results.Wait()

@@ -13,6 +13,7 @@ export PDNS_API_PORT=${PDNS_API_PORT:-18181}
 export PDNS_DNS_PORT=${PDNS_DNS_PORT:-15453}
 export PDNS_API_KEY=${PDNS_API_KEY:-test-key}
 export PDNS_API_URL=http://127.0.0.1:$PDNS_API_PORT
+GOLANGCI_LINT_VERSION=2.6.2
 
 pdns_dir=$(mktemp -d /tmp/cdkx-test-pdns.XXXXXX)
 cleanup() {
@@ -31,5 +32,11 @@ fi
 echo "== go vet"
 go vet ./...
 go vet -tags e2e ./...
+echo "== golangci-lint (import layering, no printing outside cmd, errcheck, …: .golangci.yml)"
+lint=$(go env GOPATH)/bin/golangci-lint
+if ! "$lint" version 2>/dev/null | grep -q "version $GOLANGCI_LINT_VERSION"; then
+  go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$GOLANGCI_LINT_VERSION"
+fi
+"$lint" run --build-tags e2e ./...
 echo "== go test"
 go test -race -count=1 -tags e2e ./...

@@ -48,7 +48,7 @@ func run(ctx context.Context) int {
 		version.NewCmdVersion(f),
 	)
 	err := root.ExecuteContext(ctx)
-	if err != nil && !errors.Is(err, cli.SilentError) {
+	if err != nil && !errors.Is(err, cli.ErrSilent) {
 		var ee *cli.ExitError
 		if !errors.As(err, &ee) || ee.Err != nil {
 			fmt.Fprintln(f.IO.ErrOut, "error: "+err.Error())

@@ -183,8 +183,10 @@ func (c *Cloud) Objects() map[string]resource.Properties {
 	return out
 }
 
-// Calls returns how many calls were made; MaxInFlight the most that ran at once.
-func (c *Cloud) Calls() int64       { return c.calls.Load() }
+// Calls returns how many calls were made.
+func (c *Cloud) Calls() int64 { return c.calls.Load() }
+
+// MaxInFlight returns the most calls that ran at once.
 func (c *Cloud) MaxInFlight() int64 { return c.maxInFlight.Load() }
 
 // ErrInjected is the error Fail functions conventionally return.

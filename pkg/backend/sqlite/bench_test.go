@@ -87,7 +87,7 @@ func BenchmarkCommit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer be.Close()
+	defer func() { _ = be.Close() }()
 
 	const n = 10_000
 	changes := make([][]state.Change, n)
@@ -126,7 +126,7 @@ func BenchmarkCommitParallel(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer be.Close()
+	defer func() { _ = be.Close() }()
 
 	const n = 10_000
 	changes := make([][]state.Change, n)

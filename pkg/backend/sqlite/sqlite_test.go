@@ -198,7 +198,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 	schema := func() (string, []int64) {
 		t.Helper()
 		b := mustOpen(t, path)
-		defer b.Close()
+		defer func() { _ = b.Close() }()
 		var tables []string
 		rows, err := b.r.QueryContext(ctx, `SELECT sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name`)
 		if err != nil {
@@ -262,7 +262,7 @@ func TestOpenRefusesNewerSchema(t *testing.T) {
 
 func TestPragmas(t *testing.T) {
 	b := openTemp(t)
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	tests := []struct {
 		pragma string
 		want   string
@@ -338,7 +338,7 @@ func TestTwoBackendsOnOneFile(t *testing.T) {
 func TestGroupFailureIsolated(t *testing.T) {
 	ctx := t.Context()
 	b := openTemp(t)
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	if _, err := b.Commit(ctx, "d", "web", nil, []state.Event{{Seq: 5, Status: "X"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -521,7 +521,7 @@ func killChild(path string) {
 // under the write lock), as an engine worker does, and checks that later Commits still go through.
 func TestPanicDoesNotWedgeCommits(t *testing.T) {
 	b := openTemp(t)
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	b.now = func() time.Time { panic("clock broke") }
 	func() {
 		defer func() {

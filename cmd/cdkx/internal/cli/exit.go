@@ -38,8 +38,8 @@ func (e *ExitError) Error() string {
 // Unwrap returns Err.
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// SilentError is returned when the command already printed the problem; main prints nothing more.
-var SilentError = errors.New("silent")
+// ErrSilent is returned when the command already printed the problem; main prints nothing more.
+var ErrSilent = errors.New("silent")
 
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error) int {

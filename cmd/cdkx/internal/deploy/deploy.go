@@ -55,7 +55,7 @@ Exit codes: 0 ok, 1 error, 3 a stack is locked, 4 a resource failed, 130 interru
 	return cmd
 }
 
-func deployRun(ctx context.Context, opts *Options) error {
+func deployRun(ctx context.Context, opts *Options) (err error) {
 	f, cfg := opts.F, opts.Config
 	errOut := f.IO.ErrOut
 	reg := f.Providers()
@@ -73,7 +73,12 @@ func deployRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer func() {
+		// Closing writes the last WAL checkpoint; a failure there is worth knowing.
+		if cerr := b.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 
 	info := state.LockInfo{ID: uuid.NewString(), Operation: "deploy", User: cli.UserName(), Host: hostname(),
 		PID: os.Getpid(), StartedAt: f.Now().UTC(), HeartbeatAt: f.Now().UTC()}

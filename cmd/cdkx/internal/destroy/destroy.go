@@ -57,13 +57,18 @@ On a terminal destroy asks for confirmation; elsewhere (CI) it refuses unless --
 	return cmd
 }
 
-func destroyRun(ctx context.Context, opts *Options) error {
+func destroyRun(ctx context.Context, opts *Options) (err error) {
 	f, cfg := opts.F, opts.Config
 	b, err := f.OpenBackend(ctx, cfg.State)
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer func() {
+		// Closing writes the last WAL checkpoint; a failure there is worth knowing.
+		if cerr := b.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
 	all, err := stacksWithState(ctx, b)
 	if err != nil {
 		return err

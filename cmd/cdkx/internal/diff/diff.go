@@ -70,7 +70,7 @@ func diffRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }() // read only: nothing to lose
 	st, err := project.LoadState(ctx, b, a, stacks)
 	if err != nil {
 		return err

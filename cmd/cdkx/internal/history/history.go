@@ -51,7 +51,7 @@ func historyRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }() // read only: nothing to lose
 	ds, err := b.ListDeployments(ctx, opts.Stack, opts.Limit)
 	if err != nil {
 		return err

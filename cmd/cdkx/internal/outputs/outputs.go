@@ -49,7 +49,7 @@ func outputsRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }() // read only: nothing to lose
 	names := []string{opts.Stack}
 	if opts.Stack == "" {
 		if names, err = b.ListStacks(ctx); err != nil {

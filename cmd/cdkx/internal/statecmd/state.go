@@ -91,7 +91,7 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 	if err != nil {
 		return err
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }() // read only: nothing to lose
 	enc := json.NewEncoder(opts.F.IO.Out)
 	enc.SetIndent("", "  ")
 	if opts.Stack == "" {
