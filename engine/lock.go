@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -16,14 +19,56 @@ const LockPollInterval = 200 * time.Millisecond
 // HeartbeatInterval is how often a held lock's heartbeat is refreshed.
 const HeartbeatInterval = 10 * time.Second
 
+// StaleAfter is how long a lock may go without a heartbeat before it is taken over: six missed beats.
+const StaleAfter = 6 * HeartbeatInterval
+
+// Stale tells whether a held lock can be taken over, and why: its holder runs on this machine (same boot
+// and PID namespace: machine is MachineID()) and its process no longer exists, or its heartbeat is older
+// than StaleAfter. A PID alone never decides: a PID that exists may have been reused, so only a missing
+// one on the same machine counts, and on another machine only the heartbeat does.
+func Stale(holder state.LockInfo, machine string, now time.Time) (bool, string) {
+	if holder.Machine != "" && holder.Machine == machine && holder.PID > 0 && !processExists(holder.PID) {
+		return true, fmt.Sprintf("its process (pid %d) on this machine is gone", holder.PID)
+	}
+	if age := now.Sub(holder.HeartbeatAt); age > StaleAfter {
+		return true, fmt.Sprintf("no heartbeat for %s (limit %s)", age.Round(time.Second), StaleAfter)
+	}
+	return false, ""
+}
+
+// MachineID identifies this operating system instance and PID namespace ("<boot id>/<pid namespace>"), or
+// "" where /proc does not tell.
+func MachineID() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + "/" + ns
+}
+
+// processExists reports whether a process with pid exists (signal 0: EPERM still means it exists).
+func processExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
 // LockStacks takes the lock of each stack for info (stacks in sorted order, so that two runs never wait
-// for each other in a circle). A held lock is retried every LockPollInterval until timeout has passed;
-// timeout 0 fails at once. The error is then the last *state.LockedError, naming the holder. onWait, when
-// not nil, is called once per stack that has to be waited for, with its holder. While held,
+// for each other in a circle). A lock whose holder is Stale is taken over: released by its holder's ID
+// (a compare-and-delete, so two runs cannot both take it) and taken again; notify is called with the old
+// holder and the reason. Any other held lock is retried every LockPollInterval until timeout has passed;
+// timeout 0 fails at once. The error is then the last *state.LockedError, naming the holder. notify, when
+// not nil, is also called once per stack that has to be waited for, with its holder and reason "". While held,
 // each lock's heartbeat is refreshed every HeartbeatInterval. release unlocks them all and stops the
 // heartbeat; it is safe to call once.
 func LockStacks(ctx context.Context, b state.Backend, stacks []string, info state.LockInfo, timeout time.Duration,
-	onWait func(holder state.LockInfo)) (func(), error) {
+	notify func(holder state.LockInfo, takeover string)) (func(), error) {
+	if info.Machine == "" {
+		info.Machine = MachineID()
+	}
 	sorted := append([]string(nil), stacks...)
 	sort.Strings(sorted)
 	deadline := time.Now().Add(timeout)
@@ -44,6 +89,18 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 				break
 			}
 			var le *state.LockedError
+			if errors.As(err, &le) {
+				if stale, why := Stale(le.Holder, info.Machine, time.Now()); stale {
+					if uerr := b.Unlock(ctx, s, le.Holder.ID); uerr != nil {
+						unlock()
+						return nil, fmt.Errorf("take over the stale lock of stack %s: %w", s, uerr)
+					}
+					if notify != nil {
+						notify(le.Holder, why)
+					}
+					continue
+				}
+			}
 			if !errors.As(err, &le) || time.Now().Add(LockPollInterval).After(deadline) {
 				unlock()
 				if le != nil {
@@ -51,8 +108,8 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 				}
 				return nil, fmt.Errorf("lock stack %s: %w", s, err)
 			}
-			if !waited && onWait != nil {
-				onWait(le.Holder)
+			if !waited && notify != nil {
+				notify(le.Holder, "")
 			}
 			waited = true
 			select {

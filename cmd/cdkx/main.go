@@ -17,6 +17,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/list"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/outputs"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/statecmd"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/unlock"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/version"
 )
 
@@ -45,6 +46,7 @@ func run(ctx context.Context) int {
 		outputs.NewCmdOutputs(f, nil),
 		history.NewCmdHistory(f, nil),
 		statecmd.NewCmdState(f),
+		unlock.NewCmdUnlock(f, nil),
 		version.NewCmdVersion(f),
 	)
 	err := root.ExecuteContext(ctx)

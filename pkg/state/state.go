@@ -190,12 +190,15 @@ type Event struct {
 
 // LockInfo identifies the holder of a stack's lock.
 type LockInfo struct {
-	ID          string    `json:"id"`
-	Stack       string    `json:"stack"`
-	Operation   string    `json:"operation"`
-	User        string    `json:"user"`
-	Host        string    `json:"host"`
-	PID         int       `json:"pid"`
+	ID        string `json:"id"`
+	Stack     string `json:"stack"`
+	Operation string `json:"operation"`
+	User      string `json:"user"`
+	Host      string `json:"host"`
+	PID       int    `json:"pid"`
+	// Machine identifies the operating system instance and PID namespace the holder runs in (Linux: boot ID
+	// and PID namespace inode), so that PID means something only where Machine matches; "" when unknown.
+	Machine     string    `json:"machine,omitempty"`
 	StartedAt   time.Time `json:"startedAt"`
 	HeartbeatAt time.Time `json:"heartbeatAt"`
 }
@@ -248,8 +251,11 @@ type Backend interface {
 
 	// Lock takes the stack's lock for info.ID, or returns *LockedError naming the holder. It does not wait.
 	Lock(ctx context.Context, info LockInfo) error
-	// Unlock releases the stack's lock if id holds it.
+	// Unlock releases the stack's lock if id holds it (a compare-and-delete: taking over a stale lock is
+	// Unlock with the stale holder's ID, then Lock).
 	Unlock(ctx context.Context, stack, id string) error
+	// Locks returns every held lock, ordered by stack.
+	Locks(ctx context.Context) ([]LockInfo, error)
 	// Heartbeat refreshes the holder's heartbeat time on the stack's lock.
 	Heartbeat(ctx context.Context, stack, id string, at time.Time) error
 

@@ -27,13 +27,13 @@ func (b *Backend) Lock(ctx context.Context, info state.LockInfo) error {
 	op := fmt.Sprintf("lock stack %q", info.Stack)
 	err := b.wr.inTx(ctx, func(conn *sql.Conn) error {
 		res, err := conn.ExecContext(ctx, `INSERT INTO locks
-(stack, id, operation, username, host, pid, started_at, heartbeat_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+(stack, id, operation, username, host, pid, started_at, heartbeat_at, machine)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (stack) DO UPDATE SET operation = excluded.operation, username = excluded.username,
-  host = excluded.host, pid = excluded.pid, heartbeat_at = excluded.heartbeat_at
+  host = excluded.host, pid = excluded.pid, heartbeat_at = excluded.heartbeat_at, machine = excluded.machine
 WHERE locks.id = excluded.id`,
 			info.Stack, info.ID, info.Operation, info.User, info.Host, info.PID,
-			nanos(info.StartedAt), nanos(info.HeartbeatAt))
+			nanos(info.StartedAt), nanos(info.HeartbeatAt), info.Machine)
 		if err != nil {
 			return err
 		}
@@ -54,8 +54,8 @@ WHERE locks.id = excluded.id`,
 func lockedBy(ctx context.Context, conn *sql.Conn, stack string) error {
 	h := state.LockInfo{Stack: stack}
 	var started, heartbeat int64
-	err := conn.QueryRowContext(ctx, `SELECT id, operation, username, host, pid, started_at, heartbeat_at
-FROM locks WHERE stack = $1`, stack).Scan(&h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat)
+	err := conn.QueryRowContext(ctx, `SELECT id, operation, username, host, pid, started_at, heartbeat_at, machine
+FROM locks WHERE stack = $1`, stack).Scan(&h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("stack %q is not locked: %w", stack, state.ErrNotFound)
 	}
@@ -101,4 +101,28 @@ func (b *Backend) Heartbeat(ctx context.Context, stack, id string, at time.Time)
 		return fmt.Errorf("heartbeat lock %s: %w", id, err)
 	}
 	return err
+}
+
+// Locks returns every held lock, ordered by stack.
+func (b *Backend) Locks(ctx context.Context) ([]state.LockInfo, error) {
+	rows, err := b.r.QueryContext(ctx, `SELECT stack, id, operation, username, host, pid, started_at, heartbeat_at, machine
+FROM locks ORDER BY stack`)
+	if err != nil {
+		return nil, dbError(b.path, "list locks", err)
+	}
+	defer rows.Close()
+	var out []state.LockInfo
+	for rows.Next() {
+		var h state.LockInfo
+		var started, heartbeat int64
+		if err := rows.Scan(&h.Stack, &h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine); err != nil {
+			return nil, dbError(b.path, "list locks", err)
+		}
+		h.StartedAt, h.HeartbeatAt = fromNanos(started), fromNanos(heartbeat)
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(b.path, "list locks", err)
+	}
+	return out, nil
 }

@@ -503,6 +503,19 @@ func testLocks(t *testing.T, b state.Backend) {
 		t.Fatalf("Lock(b) after Unlock(a) = %v", err)
 	}
 	wantLocked(t, b.Lock(ctx, a), bb)
+
+	m := state.LockInfo{ID: "lock-m", Stack: "zz", Operation: "deploy", User: "carol", Host: "h", PID: 9,
+		Machine: "boot-1:pidns-2", StartedAt: at(5), HeartbeatAt: at(6)}
+	if err := b.Lock(ctx, m); err != nil {
+		t.Fatalf("Lock(m) = %v", err)
+	}
+	locks, err := b.Locks(ctx)
+	if err != nil {
+		t.Fatalf("Locks() = %v", err)
+	}
+	if diff := cmp.Diff([]state.LockInfo{other, bb, m}, locks, cmpOpts); diff != "" {
+		t.Errorf("Locks() (-want +got):\n%s", diff)
+	}
 }
 
 func testConcurrentCommits(t *testing.T, b state.Backend) {

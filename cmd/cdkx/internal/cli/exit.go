@@ -64,9 +64,14 @@ func ExitCode(err error) int {
 	return ExitErr
 }
 
-// LockWaitNotice returns the callback that tells the user, on stderr, whose lock a run is waiting for.
-func LockWaitNotice(io *IOStreams, cfg *Config) func(state.LockInfo) {
-	return func(holder state.LockInfo) {
+// LockWaitNotice returns the callback that tells the user, on stderr, whose lock a run is waiting for, or
+// whose stale lock it took over.
+func LockWaitNotice(io *IOStreams, cfg *Config) func(holder state.LockInfo, takeover string) {
+	return func(holder state.LockInfo, takeover string) {
+		if takeover != "" {
+			fmt.Fprintf(io.ErrOut, "Took over the lock of stack %s, held by %s: %s\n", holder.Stack, holder, takeover)
+			return
+		}
 		fmt.Fprintf(io.ErrOut, "Waiting up to %s for the lock of stack %s, held by %s\n", cfg.LockTimeout, holder.Stack, holder)
 	}
 }
