@@ -388,3 +388,18 @@ func TestInterruptStopsScheduling(t *testing.T) {
 		t.Errorf("provider vs state (-provider +state):\n%s", diff)
 	}
 }
+
+// mkAssembly returns one stack "S" of independent fake resources with the given values (keys "k"+ID).
+func mkAssembly(values map[string]string) *assembly.Assembly {
+	st := &assembly.Stack{ID: "S", Outputs: map[string]*assembly.Output{}}
+	ids := make([]string, 0, len(values))
+	for id := range values {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		st.Resources = append(st.Resources, &assembly.Resource{LogicalID: id, Type: enginetest.CloudType, Provider: "fake",
+			Properties: resource.Properties{"key": "k" + id, "value": values[id]}, Path: "resources." + id})
+	}
+	return &assembly.Assembly{Stacks: []*assembly.Stack{st}}
+}

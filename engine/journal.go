@@ -23,6 +23,8 @@ type journal struct {
 	reqs chan *commitReq
 	done chan struct{}
 	err  error // the first failed commit; only the journal's goroutine touches it
+	// dryRun makes every commit succeed without writing: events still reach onEvent (diff --refresh).
+	dryRun bool
 	// versions holds each stack's version after the journal's last commit to it; read it after close.
 	versions map[string]int64
 }
@@ -103,7 +105,7 @@ func (j *journal) flush(batch []*commitReq) {
 			}
 		}
 		err := j.err
-		if err == nil {
+		if err == nil && !j.dryRun {
 			err = j.commitWithRetry(stack, changes, events)
 			j.err = err
 		}

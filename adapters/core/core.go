@@ -102,3 +102,9 @@ func checkType(t string) error {
 	}
 	return nil
 }
+
+// Locate always answers resource.ErrNotFound: a Cdkx::Core::Data object exists only in state, so a create
+// whose result was never recorded created nothing, and the engine clears it.
+func (*Provider) Locate(_ context.Context, req resource.CreateRequest) (string, error) {
+	return "", fmt.Errorf("%s %s: %w", req.Type, req.LogicalID, resource.ErrNotFound)
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/history"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/list"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/outputs"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/refresh"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/statecmd"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/unlock"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/version"
@@ -44,6 +45,7 @@ func run(ctx context.Context) int {
 		destroy.NewCmdDestroy(f, nil),
 		list.NewCmdList(f, nil),
 		outputs.NewCmdOutputs(f, nil),
+		refresh.NewCmdRefresh(f, nil),
 		history.NewCmdHistory(f, nil),
 		statecmd.NewCmdState(f),
 		unlock.NewCmdUnlock(f, nil),

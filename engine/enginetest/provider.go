@@ -191,3 +191,39 @@ func (c *Cloud) MaxInFlight() int64 { return c.maxInFlight.Load() }
 
 // ErrInjected is the error Fail functions conventionally return.
 var ErrInjected = errors.New("injected failure")
+
+// Locate finds the object whose "key" property equals the request's (keys are unique in tests), for crash
+// recovery; resource.ErrNotFound when there is none.
+func (c *Cloud) Locate(_ context.Context, req resource.CreateRequest) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, p := range c.objects {
+		if resource.Equal(p["key"], req.Properties["key"]) {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("key %v: %w", req.Properties["key"], resource.ErrNotFound)
+}
+
+// Put stores an object as if created out of band (or by a call whose result was lost) and returns its ID.
+func (c *Cloud) Put(props resource.Properties) string {
+	id := fmt.Sprintf("fake-%d", c.next.Add(1))
+	c.mu.Lock()
+	c.objects[id] = props
+	c.mu.Unlock()
+	return id
+}
+
+// Set replaces an object's properties out of band; Remove deletes it out of band.
+func (c *Cloud) Set(id string, props resource.Properties) {
+	c.mu.Lock()
+	c.objects[id] = props
+	c.mu.Unlock()
+}
+
+// Remove deletes an object out of band.
+func (c *Cloud) Remove(id string) {
+	c.mu.Lock()
+	delete(c.objects, id)
+	c.mu.Unlock()
+}

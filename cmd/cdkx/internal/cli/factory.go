@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/user"
 	"sync"
@@ -139,4 +140,17 @@ func (l *lazyProvider) Delete(ctx context.Context, req resource.DeleteRequest) e
 		return err
 	}
 	return p.Delete(ctx, req)
+}
+
+// Locate forwards to the provider's Locator (crash recovery of interrupted creates), or says it has none.
+func (l *lazyProvider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
+	p, err := l.get()
+	if err != nil {
+		return "", err
+	}
+	loc, ok := p.(engine.Locator)
+	if !ok {
+		return "", fmt.Errorf("provider %s cannot look objects up by their inputs; check it by hand for an object of %s", l.name, req.LogicalID)
+	}
+	return loc.Locate(ctx, req)
 }

@@ -178,6 +178,9 @@ func countLine(res *engine.Result) string {
 		{res.Replaced, "replaced"},
 		{c[engine.DeleteComplete], "deleted"},
 		{c[engine.NoChanges], "unchanged"},
+		{c[engine.InSync], "in sync"},
+		{c[engine.Modified], "modified outside cdkx"},
+		{c[engine.Deleted], "deleted outside cdkx"},
 		{c[engine.CreateFailed] + c[engine.UpdateFailed] + c[engine.DeleteFailed], "failed"},
 		{c[engine.Skipped], "skipped"},
 	}

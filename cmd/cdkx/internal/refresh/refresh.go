@@ -1,0 +1,132 @@
+// Package refresh implements `cdkx refresh`: read every resource from its provider and record drift.
+package refresh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// Options are the inputs of one `cdkx refresh`.
+type Options struct {
+	F      *cli.Factory
+	Config *cli.Config
+	Stacks []string
+}
+
+// NewCmdRefresh returns the refresh command; runF replaces refreshRun in tests.
+func NewCmdRefresh(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	return &cobra.Command{
+		Use:   "refresh [STACK...]",
+		Short: "Read every resource from its provider and record drift",
+		Long: `Refresh reads every resource recorded in state for the stacks (all stacks with state when none is
+named) from its provider, and records what it finds as a deployment of kind "refresh":
+IN_SYNC, MODIFIED (changed outside cdkx: the recorded inputs take the live values, so that the next
+diff shows the change that corrects them) or DELETED (gone: the record goes, the next deploy creates it
+again). It also settles operations an interrupted run left pending. Nothing is changed at the providers.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Config, opts.Stacks = cfg, args
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return refreshRun(cmd.Context(), opts)
+		},
+	}
+}
+
+func refreshRun(ctx context.Context, opts *Options) (err error) {
+	f, cfg := opts.F, opts.Config
+	b, err := f.OpenBackend(ctx, cfg.State)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := b.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	names := opts.Stacks
+	if len(names) == 0 {
+		if names, err = b.ListStacks(ctx); err != nil {
+			return err
+		}
+	}
+	info := state.LockInfo{ID: uuid.NewString(), Operation: "refresh", User: cli.UserName(), PID: os.Getpid(),
+		StartedAt: f.Now().UTC(), HeartbeatAt: f.Now().UTC()}
+	info.Host, _ = os.Hostname()
+	release, err := engine.LockStacks(ctx, b, names, info, cfg.LockTimeout, cli.LockWaitNotice(f.IO, cfg))
+	if err != nil {
+		var le *state.LockedError
+		if errors.As(err, &le) {
+			return &cli.ExitError{Code: cli.ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
+		}
+		return err
+	}
+	defer release()
+	var stacks []*state.Stack
+	var providers, types, ids []string
+	for _, n := range names {
+		st, err := b.GetStack(ctx, n)
+		if err != nil {
+			return err
+		}
+		if st.Version == 0 {
+			return fmt.Errorf("stack %s has no state; deploy it first", n)
+		}
+		stacks = append(stacks, st)
+		for _, r := range st.Resources {
+			providers, types, ids = append(providers, r.Provider), append(types, r.Type), append(ids, r.LogicalID)
+		}
+	}
+	reg := f.Providers()
+	sort.Strings(providers)
+	if err := cli.Configure(reg, compact(providers)); err != nil {
+		return err
+	}
+	ev := Events(f, cfg, names, types, ids)
+	start := f.Now()
+	res, err := engine.Refresh(ctx, stacks, engine.Options{Backend: b, Providers: reg, Concurrency: cfg.Concurrency,
+		OnEvent: ev.Event, Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version}, engine.RefreshOptions{})
+	if err != nil {
+		return err
+	}
+	ev.Summary(view.Summary{Command: "refresh", Result: res, Elapsed: f.Now().Sub(start)})
+	if err := res.Err(); err != nil {
+		return &cli.ExitError{Code: cli.ExitCode(err)}
+	}
+	return nil
+}
+
+// Events returns the event view of the configuration: JSON lines or the table.
+func Events(f *cli.Factory, cfg *cli.Config, stacks, types, ids []string) view.Events {
+	if cfg.JSON {
+		return view.NewJSONLines(f.IO.Out)
+	}
+	return view.NewTable(f.IO.ErrOut, f.IO.Live(), f.IO.Color && !cfg.NoColor, stacks, types, ids)
+}
+
+func compact(sorted []string) []string {
+	var out []string
+	for _, s := range sorted {
+		if len(out) == 0 || out[len(out)-1] != s {
+			out = append(out, strings.TrimSpace(s))
+		}
+	}
+	return out
+}
