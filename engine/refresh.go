@@ -8,9 +8,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cdkx-dev/cdkx/planner"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
 )
 
 // Locator is implemented by providers whose objects are named by their inputs (a zone by its name), so
