@@ -36,6 +36,8 @@ type Options struct {
 	// CreatedBy ("user@host") and CdkxVersion are recorded in each deployment.
 	CreatedBy   string
 	CdkxVersion string
+	// NoRollback keeps the partial progress of a failed deploy instead of rolling it back.
+	NoRollback bool
 }
 
 // Failure is one resource (or stack) that failed, with the error the provider or the engine gave.
@@ -112,6 +114,8 @@ type run struct {
 	recreated map[string]bool
 	// outputRefs maps stack → output key → logical IDs the output's value reads from (set before the walk).
 	outputRefs map[string]map[string][]string
+	// applied lists the changes the run made, in the order they succeeded (for rollback).
+	applied []applied
 }
 
 func newRun(ctx context.Context, opts Options) *run {
@@ -158,7 +162,7 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 		r.outputRefs[as.ID] = refs
 	}
 	deployments, err := r.startDeployments(ctx, p.Stacks, state.KindDeploy, func(stack string) []byte {
-		return p.Assembly.Stack(stack).Template
+		return snapshot(p.Assembly.Stack(stack), opts.Providers)
 	})
 	if err != nil {
 		return nil, err
@@ -182,6 +186,17 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 	interrupted := ctx.Err() != nil
 	notStarted := count(res, outcomeNotStarted)
 
+	var rolledBack map[string]bool
+	if len(r.failures) > 0 && !opts.NoRollback && r.stateFailed() == nil {
+		var failed []string
+		for _, name := range p.Stacks {
+			if slices.ContainsFunc(r.failures, func(f Failure) bool { return f.Stack == name }) {
+				failed = append(failed, name)
+			}
+		}
+		rolledBack = r.rollback(ctx, failed)
+	}
+
 	if len(r.failures) == 0 && !interrupted && r.stateFailed() == nil {
 		if steps := r.cleanupSteps(p.Assembly, p.Stacks); len(steps) > 0 {
 			for _, stack := range stacksOf(steps) {
@@ -197,7 +212,7 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 			interrupted = interrupted || ctx.Err() != nil
 		}
 	}
-	return r.finish(p.Stacks, deployments, interrupted, notStarted, false), nil
+	return r.finish(p.Stacks, deployments, interrupted, notStarted, false, rolledBack), nil
 }
 
 // Destroy deletes every object recorded in stacks — driven by state, not by the assembly — in reverse
@@ -226,7 +241,7 @@ func Destroy(ctx context.Context, stacks []*state.Stack, opts Options) (*Result,
 		return nil, err
 	}
 	res := r.teardown(ctx, tg)
-	return r.finish(names, deployments, ctx.Err() != nil, count(res, outcomeNotStarted), true), nil
+	return r.finish(names, deployments, ctx.Err() != nil, count(res, outcomeNotStarted), true, nil), nil
 }
 
 func (r *run) teardown(ctx context.Context, g *planner.Graph) *walkResult {
@@ -307,8 +322,9 @@ func (r *run) stackStatus(stack, suffix string) Status {
 }
 
 // finish writes each stack's final status and closes its deployment record.
+// rolledBack holds, for each stack that was rolled back, whether the rollback completed.
 func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, interrupted bool, notStarted int,
-	destroy bool) *Result {
+	destroy bool, rolledBack map[string]bool) *Result {
 	failedStacks := map[string]string{}
 	for _, f := range r.failures {
 		if _, ok := failedStacks[f.Stack]; !ok {
@@ -317,7 +333,12 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 	}
 	for _, name := range stacks {
 		var status Status
+		rbOK, rolled := rolledBack[name]
 		switch {
+		case rolled && rbOK:
+			status = r.rollbackStatus(name, "COMPLETE")
+		case rolled:
+			status = r.rollbackStatus(name, "FAILED")
 		case destroy && failedStacks[name] == "" && !interrupted:
 			status = DeleteComplete
 		case destroy:
@@ -357,6 +378,11 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 		switch {
 		case failedStacks[name] != "":
 			d.Status, d.Error = state.StatusFailed, failedStacks[name]
+			if ok, rolled := rolledBack[name]; rolled && ok {
+				d.Error += "; rolled back"
+			} else if rolled {
+				d.Error += "; rollback failed"
+			}
 		case interrupted:
 			d.Status, d.Error = state.StatusAborted, ErrInterrupted.Error()
 		case r.stateErr != nil:
@@ -518,13 +544,18 @@ func (r *run) applyStep(step *planner.Step) error {
 	case planner.OpSame:
 		return r.same(step, old, ev)
 	case planner.OpCreate:
-		return r.create(step, prov, old, nil, inputs, CreateInProgress, CreateComplete, CreateFailed, "", ev)
+		err = r.create(step, prov, old, nil, inputs, CreateInProgress, CreateComplete, CreateFailed, "", ev)
 	case planner.OpUpdate:
-		return r.update(step, prov, old, inputs, d, ev)
+		err = r.update(step, prov, old, inputs, d, ev)
 	case planner.OpReplace:
-		return r.replace(step, prov, old, inputs, d, ev)
+		err = r.replace(step, prov, old, inputs, d, ev)
+	default:
+		return fmt.Errorf("unexpected operation %q", d.Op)
 	}
-	return fmt.Errorf("unexpected operation %q", d.Op)
+	if err == nil {
+		r.remember(step, d.Op, d.DeleteBeforeReplace, old)
+	}
+	return err
 }
 
 func (r *run) stateFailed() error {
@@ -629,9 +660,17 @@ func (r *run) same(step *planner.Step, old *state.Resource, ev func(Status, stri
 func (r *run) create(step *planner.Step, prov Provider, base, onFail *state.Resource, inputs resource.Properties,
 	inProgress, complete, failed Status, reason string, ev func(Status, string) Event) error {
 	old := base
+	var prev resource.Properties
+	if base != nil {
+		prev = base.Inputs
+		if len(prev) == 0 && len(base.Replaced) > 0 {
+			prev = base.Replaced[len(base.Replaced)-1].Inputs
+		}
+	}
+	stored := resource.StoredInputs(step.Schema, inputs, prev) // write-only values only as fingerprints
 	pending := &state.Resource{LogicalID: step.LogicalID, Type: step.Type, Provider: step.Provider,
 		Dependencies: step.Dependencies, Status: string(inProgress),
-		Pending: &state.PendingOperation{Op: "creating", Inputs: inputs, StartedAt: r.opts.Now().UTC()}}
+		Pending: &state.PendingOperation{Op: "creating", Inputs: stored, StartedAt: r.opts.Now().UTC()}}
 	if old != nil {
 		pending.Replaced = old.Replaced
 	}
@@ -662,7 +701,7 @@ func (r *run) create(step *planner.Step, prov Provider, base, onFail *state.Reso
 	}
 	outs := withCRN(out.Outputs, step.Type, out.PhysicalID)
 	rec := *pending
-	rec.PhysicalID, rec.Inputs, rec.Outputs, rec.Pending, rec.Status = out.PhysicalID, inputs, outs, nil, string(complete)
+	rec.PhysicalID, rec.Inputs, rec.Outputs, rec.Pending, rec.Status = out.PhysicalID, stored, outs, nil, string(complete)
 	r.setOutputs(step.Stack, step.LogicalID, outs)
 	r.done(complete)
 	return r.putResult(step.Stack, &rec, Event{Stack: step.Stack, Type: step.Type, LogicalID: step.LogicalID,
@@ -675,8 +714,9 @@ func (r *run) update(step *planner.Step, prov Provider, old *state.Resource, inp
 	for i, c := range d.Changes {
 		changed[i] = c.Name
 	}
+	stored := resource.StoredInputs(step.Schema, inputs, old.Inputs) // write-only values only as fingerprints
 	pending := *old
-	pending.Pending = &state.PendingOperation{Op: "updating", Inputs: inputs, PhysicalID: old.PhysicalID, StartedAt: r.opts.Now().UTC()}
+	pending.Pending = &state.PendingOperation{Op: "updating", Inputs: stored, PhysicalID: old.PhysicalID, StartedAt: r.opts.Now().UTC()}
 	pending.Status = string(UpdateInProgress)
 	if err := r.put(step.Stack, &pending, ev(UpdateInProgress, "changed: "+strings.Join(changed, ", "))); err != nil {
 		return err
@@ -697,7 +737,7 @@ func (r *run) update(step *planner.Step, prov Provider, old *state.Resource, inp
 	}
 	outs := withCRN(out.Outputs, step.Type, old.PhysicalID)
 	rec := *old
-	rec.Inputs, rec.Outputs, rec.Pending, rec.Status, rec.Dependencies = inputs, outs, nil, string(UpdateComplete), step.Dependencies
+	rec.Inputs, rec.Outputs, rec.Pending, rec.Status, rec.Dependencies = stored, outs, nil, string(UpdateComplete), step.Dependencies
 	r.setOutputs(step.Stack, step.LogicalID, outs)
 	r.done(UpdateComplete)
 	return r.putResult(step.Stack, &rec, Event{Stack: step.Stack, Type: step.Type, LogicalID: step.LogicalID,
@@ -929,4 +969,33 @@ func (r *run) deleteReplaced(step *planner.Step, ev func(string, Status, string)
 	ch := r.j.enqueue(step.Stack, []state.Change{change}, stamp(ev(obj.PhysicalID, DeleteComplete, ""), next.UpdatedAt))
 	r.mu.Unlock()
 	return r.wait(ch)
+}
+
+// snapshot returns the template a deployment ran with, as canonical JSON, with every write-only property
+// shown as resource.Sensitive: secrets are read at run time and never kept in deployment records.
+func snapshot(as *assembly.Stack, reg *Registry) []byte {
+	type res struct {
+		Type       string              `json:"type"`
+		Provider   string              `json:"provider"`
+		Properties resource.Properties `json:"properties,omitempty"`
+		Metadata   map[string]any      `json:"metadata,omitempty"`
+		DependsOn  []string            `json:"dependsOn,omitempty"`
+	}
+	type out struct {
+		Value       any    `json:"value"`
+		Description string `json:"description,omitempty"`
+	}
+	t := struct {
+		Resources map[string]res `json:"resources"`
+		Outputs   map[string]out `json:"outputs,omitempty"`
+	}{Resources: map[string]res{}, Outputs: map[string]out{}}
+	for _, r := range as.Resources {
+		schema, _, _ := reg.Schema(r.Provider, r.Type)
+		t.Resources[r.LogicalID] = res{Type: r.Type, Provider: r.Provider, Properties: resource.Redact(schema, r.Properties),
+			Metadata: r.Metadata, DependsOn: r.DependsOn}
+	}
+	for k, o := range as.Outputs {
+		t.Outputs[k] = out{Value: o.Value, Description: o.Description}
+	}
+	return resource.Canonical(t)
 }

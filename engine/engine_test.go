@@ -1,10 +1,12 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -69,8 +71,14 @@ func (r *recorder) add(e engine.Event) {
 	r.mu.Unlock()
 }
 
-// deploy plans a against b's state and applies it.
+// deploy plans a against b's state and applies it, rolling back on failure.
 func deploy(t *testing.T, a *assembly.Assembly, b state.Backend, reg *engine.Registry, conc int) (*engine.Result, *recorder) {
+	t.Helper()
+	return deployWith(t, a, b, reg, engine.Options{Concurrency: conc})
+}
+
+// deployWith plans a against b's state and applies it with opts (Backend, Providers and OnEvent are set).
+func deployWith(t *testing.T, a *assembly.Assembly, b state.Backend, reg *engine.Registry, opts engine.Options) (*engine.Result, *recorder) {
 	t.Helper()
 	ctx := context.Background()
 	stacks := planner.StackOrder(a)
@@ -86,7 +94,8 @@ func deploy(t *testing.T, a *assembly.Assembly, b state.Backend, reg *engine.Reg
 		t.Fatalf("plan: %v", ds.Err())
 	}
 	rec := &recorder{}
-	res, err := engine.Deploy(ctx, p, engine.Options{Backend: b, Providers: reg, Concurrency: conc, OnEvent: rec.add})
+	opts.Backend, opts.Providers, opts.OnEvent = b, reg, rec.add
+	res, err := engine.Deploy(ctx, p, opts)
 	if err != nil {
 		t.Fatalf("Deploy: %v", err)
 	}
@@ -124,9 +133,9 @@ func normalize(m map[string]resource.Properties) map[string]string {
 	return out
 }
 
-// TestDeployRandomDAGs is a property test: over random DAGs and a provider that fails at random,
-// (1) no resource is created before its dependencies, (2) nothing downstream of a failure runs,
-// (3) state records exactly the objects the provider holds, and (4) a second deploy without failures
+// TestDeployRandomDAGs is a property test: over random DAGs and a provider that fails at random, with
+// --no-rollback, (1) no resource is created before its dependencies, (2) nothing downstream of a failure
+// runs, (3) state records exactly the objects the provider holds, and (4) a second deploy without failures
 // converges to every resource created.
 func TestDeployRandomDAGs(t *testing.T) {
 	t.Parallel()
@@ -168,7 +177,7 @@ func TestDeployRandomDAGs(t *testing.T) {
 			}
 			b := openBackend(t)
 			reg := engine.NewRegistry(cloud)
-			res, rec := deploy(t, a, b, reg, 1+rng.IntN(8))
+			res, rec := deployWith(t, a, b, reg, engine.Options{Concurrency: 1 + rng.IntN(8), NoRollback: true})
 
 			// Expected outcome: a resource is done iff it does not fail and none of its dependencies
 			// (transitively) fails.
@@ -402,4 +411,141 @@ func mkAssembly(values map[string]string) *assembly.Assembly {
 			Properties: resource.Properties{"key": "k" + id, "value": values[id]}, Path: "resources." + id})
 	}
 	return &assembly.Assembly{Stacks: []*assembly.Stack{st}}
+}
+
+// TestWriteOnlyNeverStored deploys a resource with a write-only secret: the state file never holds it, an
+// unchanged secret is no change, a changed one is an update.
+func TestWriteOnlyNeverStored(t *testing.T) {
+	t.Parallel()
+	cloud := enginetest.NewCloud()
+	reg := engine.NewRegistry(cloud)
+	dir := t.TempDir()
+	b, err := sqlite.Open(context.Background(), filepath.Join(dir, "state.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(secret string) *assembly.Assembly {
+		return &assembly.Assembly{Stacks: []*assembly.Stack{{ID: "S", Outputs: map[string]*assembly.Output{}, Resources: []*assembly.Resource{{
+			LogicalID: "U", Type: enginetest.CloudType, Provider: "fake", Path: "resources.U",
+			Properties: resource.Properties{"key": "u", "secret": secret}}},
+			Template: []byte(`{"resources":{"U":{"type":"Fake::Test::Thing","properties":{"key":"u","secret":"` + secret + `"}}}}`)}}}
+	}
+	for _, step := range []struct {
+		secret string
+		want   engine.Status
+	}{{"first-S3CRET", engine.CreateComplete}, {"first-S3CRET", engine.NoChanges}, {"second-S3CRET", engine.UpdateComplete}} {
+		res, _ := deploy(t, mk(step.secret), b, reg, 2)
+		if res.Counts[step.want] != 1 {
+			t.Errorf("secret %s: counts %v, want one %s", step.secret, res.Counts, step.want)
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"state.db", "state.db-wal"} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(data, []byte("S3CRET")) {
+			t.Errorf("%s contains the secret", f)
+		}
+	}
+	if got := cloud.Objects(); len(got) != 1 {
+		t.Errorf("provider holds %d objects, want 1", len(got))
+	}
+}
+
+// TestRollbackRandomDAGs is a property test of rollback: a random DAG is deployed, then changed (values
+// updated in place, create-only keys replaced, resources added) while the provider fails at random. After
+// the run, the provider's objects equal state's, and every resource that existed is back at its first
+// inputs, or, when a rollback step failed, state says so (UPDATE_ROLLBACK_FAILED).
+func TestRollbackRandomDAGs(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(25) {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rng := rand.New(rand.NewPCG(seed, 99))
+			n := 5 + rng.IntN(30)
+			as := randomStack(rand.New(rand.NewPCG(seed, 1)), "S", n, "k")
+			cloud := enginetest.NewCloud()
+			reg := engine.NewRegistry(cloud)
+			b := openBackend(t)
+			if res, _ := deploy(t, &assembly.Assembly{Stacks: []*assembly.Stack{as}}, b, reg, 4); res.Err() != nil {
+				t.Fatal(res.Err())
+			}
+			before, _ := b.GetStack(ctx, "S")
+
+			changed := randomStack(rand.New(rand.NewPCG(seed, 1)), "S", n+3, "k") // same edges, 3 more resources
+			for _, r := range changed.Resources {
+				switch rng.IntN(3) {
+				case 0:
+					r.Properties["key"] = "k2" + r.LogicalID // replacement
+				case 1:
+					r.Properties["value"] = append([]any{"v2"}, r.Properties["value"].([]any)[1:]...) // update
+				}
+			}
+			var failOnce sync.Map
+			var rngMu sync.Mutex
+			cloud.Fail = func(op, id string) error {
+				rngMu.Lock()
+				roll := rng.IntN(100)
+				rngMu.Unlock()
+				if op != "delete" && roll < 15 {
+					if _, done := failOnce.LoadOrStore(op+id, true); !done {
+						return enginetest.ErrInjected
+					}
+				}
+				return nil
+			}
+			res, rec := deploy(t, &assembly.Assembly{Stacks: []*assembly.Stack{changed}}, b, reg, 1+rng.IntN(6))
+			cloud.Fail = nil
+			if testing.Verbose() {
+				for _, e := range rec.events {
+					t.Logf("event %s %s %s %s", e.LogicalID, e.Status, e.PhysicalID, e.Reason)
+				}
+			}
+			if diff := cmp.Diff(normalize(cloud.Objects()), normalize(objectsInState(t, b, "S"))); diff != "" {
+				t.Errorf("provider objects vs state (-provider +state):\n%s", diff)
+			}
+			after, _ := b.GetStack(ctx, "S")
+			if res.Err() == nil {
+				return // nothing failed: nothing to roll back
+			}
+			if testing.Verbose() {
+				for _, f := range res.Failures {
+					t.Logf("failure %s %s: %v", f.LogicalID, f.Status, f.Err)
+				}
+				for _, r := range after.SortedResources() {
+					t.Logf("final %s %s", r.LogicalID, r.Status)
+				}
+			}
+			rollbackFailed := false
+			for _, f := range res.Failures {
+				rollbackFailed = rollbackFailed || f.Status == engine.UpdateRollbackFailed
+			}
+			if !rollbackFailed && after.Status != string(engine.UpdateRollbackComplete) {
+				t.Errorf("stack status %s, want UPDATE_ROLLBACK_COMPLETE", after.Status)
+			}
+			for id, old := range before.Resources {
+				cur := after.Resources[id]
+				if cur == nil {
+					t.Errorf("%s: gone after rollback", id)
+					continue
+				}
+				if cur.Status == string(engine.UpdateRollbackFailed) {
+					continue
+				}
+				if !resource.Equal(cur.Inputs, old.Inputs) || len(cur.Replaced) != len(old.Replaced) {
+					t.Errorf("%s: after rollback inputs %v (replaced %d), want %v (replaced %d)", id, cur.Inputs, len(cur.Replaced), old.Inputs, len(old.Replaced))
+				}
+			}
+			for id, cur := range after.Resources {
+				if before.Resources[id] == nil && cur.Status != string(engine.UpdateRollbackFailed) {
+					t.Errorf("%s: created by the failed run and still in state (%s)", id, cur.Status)
+				}
+			}
+		})
+	}
 }

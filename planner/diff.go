@@ -46,6 +46,17 @@ func Diff(s resource.Schema, old, new resource.Properties) []PropertyChange {
 	for name := range names {
 		ps := s.Properties[name]
 		o, n := withDefault(old[name], ps.Default), withDefault(new[name], ps.Default)
+		if ps.WriteOnly {
+			// State holds a fingerprint of a write-only value, never the value.
+			if _, isFP := resource.FingerprintSalt(o); isFP && resource.MatchesFingerprint(o, n) {
+				continue
+			}
+			if resource.Equal(o, n) {
+				continue
+			}
+			out = append(out, PropertyChange{Name: name, Old: sensitive(o), New: sensitive(n), CreateOnly: ps.CreateOnly})
+			continue
+		}
 		if resource.Equal(o, n) {
 			continue
 		}
@@ -120,4 +131,15 @@ func Decide(s resource.Schema, old *state.Resource, resourceType, provider strin
 			Reason: fmt.Sprintf("create-only %s %s changed", noun, strings.Join(createOnly, ", "))}
 	}
 	return Decision{Op: OpUpdate, Changes: changes}
+}
+
+// sensitive hides a write-only value in a PropertyChange (nil and unknown values stay as they are).
+func sensitive(v any) any {
+	if v == nil {
+		return nil
+	}
+	if _, unknown := v.(resource.Unknown); unknown {
+		return v
+	}
+	return resource.Sensitive
 }

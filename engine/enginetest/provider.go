@@ -89,8 +89,9 @@ func (c *Cloud) Name() string { return "fake" }
 func (c *Cloud) Schemas() []resource.Schema {
 	return []resource.Schema{{Type: CloudType, Outputs: []string{"id", "value"}, StableOutputs: []string{"id"},
 		Properties: map[string]resource.PropertySchema{
-			"value": {Kind: resource.KindAny},
-			"key":   {Kind: resource.KindAny, CreateOnly: true},
+			"value":  {Kind: resource.KindAny},
+			"key":    {Kind: resource.KindAny, CreateOnly: true},
+			"secret": {Kind: resource.KindString, WriteOnly: true},
 		}}}
 }
 

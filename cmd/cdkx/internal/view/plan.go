@@ -53,10 +53,11 @@ func renderStep(w io.Writer, pal palette, s *planner.Step) {
 	switch s.Op {
 	case planner.OpCreate:
 		fmt.Fprintf(w, "  %s %s %s\n", pal.add.Render("+"), s.Type, s.LogicalID)
-		names := sortedKeys(s.Inputs)
+		inputs := resource.Redact(s.Schema, s.Inputs)
+		names := sortedKeys(inputs)
 		width := maxLen(names)
 		for _, k := range names {
-			fmt.Fprintf(w, "      %s = %s\n", pad(k, width), Value(s.Inputs[k]))
+			fmt.Fprintf(w, "      %s = %s\n", pad(k, width), Value(inputs[k]))
 		}
 	case planner.OpUpdate:
 		fmt.Fprintf(w, "  %s %s %s\n", pal.change.Render("~"), s.Type, s.LogicalID)
