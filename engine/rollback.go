@@ -114,10 +114,10 @@ func (r *run) undo(a applied) error {
 	if err != nil {
 		return failed(err)
 	}
-	switch {
-	case a.op == planner.OpUpdate:
+	switch a.op {
+	case planner.OpUpdate:
 		return r.restore(a, cur, prov, ev, failed)
-	case a.op == planner.OpCreate || a.op == planner.OpReplace:
+	case planner.OpCreate, planner.OpReplace:
 		reason := "deleting the object this run created"
 		if a.op == planner.OpReplace {
 			reason = "deleting the replacement this run created"
