@@ -38,6 +38,16 @@ type Options struct {
 	CdkxVersion string
 	// NoRollback keeps the partial progress of a failed deploy instead of rolling it back.
 	NoRollback bool
+	// ProviderConcurrency bounds the calls in flight to one provider (by name), within Concurrency. A
+	// provider absent here uses its own DefaultConcurrency when it has one (ConcurrencyLimiter), else only
+	// Concurrency applies.
+	ProviderConcurrency map[string]int
+}
+
+// ConcurrencyLimiter is implemented by providers whose API wants fewer calls at once than the global
+// limit (rate-limited APIs beside fast ones).
+type ConcurrencyLimiter interface {
+	DefaultConcurrency() int
 }
 
 // Failure is one resource (or stack) that failed, with the error the provider or the engine gave.
@@ -101,6 +111,9 @@ type run struct {
 
 	results sync.WaitGroup // the goroutines of putResult waiting for their commit
 
+	semMu    sync.Mutex               // guards provSems
+	provSems map[string]chan struct{} // per-provider limits, made on first use (nil: none)
+
 	mu           sync.Mutex // guards the fields below
 	stacks       map[string]*state.Stack
 	outputs      map[string]map[string]resource.Properties // stack → logical ID → outputs of resources done
@@ -125,7 +138,7 @@ func newRun(ctx context.Context, opts Options) *run {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &run{opts: opts, sem: make(chan struct{}, opts.Concurrency), callCtx: context.WithoutCancel(ctx),
+	return &run{opts: opts, sem: make(chan struct{}, opts.Concurrency), callCtx: context.WithoutCancel(ctx), provSems: map[string]chan struct{}{},
 		stacks: map[string]*state.Stack{}, outputs: map[string]map[string]resource.Properties{},
 		stackOutputs: map[string]resource.Properties{}, counts: map[Status]int{}, recreated: map[string]bool{}}
 }
@@ -504,11 +517,40 @@ func (r *run) skip(stack, logicalID, typ string, root *planner.Node) {
 	r.mu.Unlock()
 }
 
-// call runs one provider call under the concurrency limit, with a context an interrupt does not cancel.
-func (r *run) call(f func(ctx context.Context) error) error {
+// call runs one call to provider under the global and the provider's concurrency limits, with a context
+// an interrupt does not cancel. The provider's slot is taken first, so that a slow provider's queue never
+// holds global slots that other providers could use.
+func (r *run) call(provider string, f func(ctx context.Context) error) error {
+	if ps := r.providerSem(provider); ps != nil {
+		ps <- struct{}{}
+		defer func() { <-ps }()
+	}
 	r.sem <- struct{}{}
 	defer func() { <-r.sem }()
 	return f(r.callCtx)
+}
+
+// providerSem returns the semaphore of provider's own limit, or nil when only the global one applies.
+func (r *run) providerSem(provider string) chan struct{} {
+	r.semMu.Lock()
+	defer r.semMu.Unlock()
+	if s, ok := r.provSems[provider]; ok {
+		return s
+	}
+	n := r.opts.ProviderConcurrency[provider]
+	if n <= 0 {
+		if p, err := r.opts.Providers.Provider(provider); err == nil {
+			if l, ok := p.(ConcurrencyLimiter); ok {
+				n = l.DefaultConcurrency()
+			}
+		}
+	}
+	var s chan struct{}
+	if n > 0 && n < r.opts.Concurrency {
+		s = make(chan struct{}, n)
+	}
+	r.provSems[provider] = s
+	return s
 }
 
 // applyStep drives one resource of the assembly to its template: resolve its tokens from real outputs,
@@ -678,7 +720,7 @@ func (r *run) create(step *planner.Step, prov Provider, base, onFail *state.Reso
 		return err
 	}
 	var out resource.CreateResult
-	err := r.call(func(ctx context.Context) error {
+	err := r.call(prov.Name(), func(ctx context.Context) error {
 		var err error
 		out, err = prov.Create(ctx, resource.CreateRequest{Type: step.Type, LogicalID: step.LogicalID, Properties: inputs})
 		return err
@@ -722,7 +764,7 @@ func (r *run) update(step *planner.Step, prov Provider, old *state.Resource, inp
 		return err
 	}
 	var out resource.UpdateResult
-	err := r.call(func(ctx context.Context) error {
+	err := r.call(prov.Name(), func(ctx context.Context) error {
 		var err error
 		out, err = prov.Update(ctx, resource.UpdateRequest{Type: step.Type, PhysicalID: old.PhysicalID, Old: old.Inputs,
 			New: inputs, OldOutputs: old.Outputs, Changed: changed})
@@ -777,7 +819,7 @@ func (r *run) replaceObject(step *planner.Step, prov Provider, old *state.Resour
 	if err := r.put(step.Stack, &pending, ev(UpdateInProgress, "replacement: "+d.Reason+"; deleting the old object first")); err != nil {
 		return err
 	}
-	err = r.call(func(ctx context.Context) error {
+	err = r.call(oldProv.Name(), func(ctx context.Context) error {
 		err := oldProv.Delete(ctx, resource.DeleteRequest{Type: old.Type, PhysicalID: old.PhysicalID, Properties: old.Inputs, Outputs: old.Outputs})
 		if errors.Is(err, resource.ErrNotFound) {
 			return nil
@@ -910,7 +952,7 @@ func (r *run) deleteStep(step *planner.Step) error {
 	if err := r.put(step.Stack, &pending, ev(cur.PhysicalID, DeleteInProgress, step.Reason)); err != nil {
 		return err
 	}
-	err = r.call(func(ctx context.Context) error {
+	err = r.call(prov.Name(), func(ctx context.Context) error {
 		err := prov.Delete(ctx, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs})
 		if errors.Is(err, resource.ErrNotFound) {
 			return nil
@@ -939,7 +981,7 @@ func (r *run) deleteReplaced(step *planner.Step, ev func(string, Status, string)
 	prov, err := r.opts.Providers.Provider(obj.Provider)
 	if err == nil {
 		_ = r.record(step.Stack, nil, ev(obj.PhysicalID, DeleteInProgress, "old object replaced by a new one"))
-		err = r.call(func(ctx context.Context) error {
+		err = r.call(prov.Name(), func(ctx context.Context) error {
 			err := prov.Delete(ctx, resource.DeleteRequest{Type: obj.Type, PhysicalID: obj.PhysicalID, Properties: obj.Inputs, Outputs: obj.Outputs})
 			if errors.Is(err, resource.ErrNotFound) {
 				return nil

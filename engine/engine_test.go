@@ -549,3 +549,47 @@ func TestRollbackRandomDAGs(t *testing.T) {
 		})
 	}
 }
+
+// limitedCloud is a Cloud that declares a default concurrency limit.
+type limitedCloud struct {
+	*enginetest.Cloud
+	limit int
+}
+
+func (l limitedCloud) DefaultConcurrency() int { return l.limit }
+
+func TestProviderConcurrency(t *testing.T) {
+	t.Parallel()
+	values := map[string]string{}
+	for i := range 40 {
+		values[fmt.Sprintf("R%02d", i)] = "v"
+	}
+	for _, tc := range []struct {
+		name     string
+		declared int
+		config   map[string]int
+		want     int64
+	}{
+		{"global only", 0, nil, 10},
+		{"provider default", 3, nil, 3},
+		{"configuration wins", 3, map[string]int{"fake": 5}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cloud := enginetest.NewCloud()
+			cloud.Latency = 5 * time.Millisecond
+			var p engine.Provider = cloud
+			if tc.declared > 0 {
+				p = limitedCloud{cloud, tc.declared}
+			}
+			res, _ := deployWith(t, mkAssembly(values), openBackend(t), engine.NewRegistry(p),
+				engine.Options{Concurrency: 10, ProviderConcurrency: tc.config})
+			if res.Err() != nil {
+				t.Fatal(res.Err())
+			}
+			if got := cloud.MaxInFlight(); got != tc.want {
+				t.Errorf("max calls in flight = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

@@ -148,7 +148,7 @@ func (r *run) refreshOne(stack string, rec *state.Resource) error {
 		return r.recoverCreate(stack, rec, prov, ev)
 	}
 	var live resource.ReadResult
-	err = r.call(func(ctx context.Context) error {
+	err = r.call(prov.Name(), func(ctx context.Context) error {
 		live, err = prov.Read(ctx, resource.ReadRequest{Type: rec.Type, PhysicalID: rec.PhysicalID, Properties: rec.Inputs, Outputs: rec.Outputs})
 		return err
 	})
@@ -217,7 +217,7 @@ func (r *run) recoverCreate(stack string, rec *state.Resource, prov Provider, ev
 	req := resource.CreateRequest{Type: rec.Type, LogicalID: rec.LogicalID, Properties: rec.Pending.Inputs}
 	var id string
 	var live resource.ReadResult
-	err := r.call(func(ctx context.Context) error {
+	err := r.call(prov.Name(), func(ctx context.Context) error {
 		var err error
 		if id, err = loc.Locate(ctx, req); err != nil {
 			return err

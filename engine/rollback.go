@@ -149,7 +149,7 @@ func (r *run) deleteObject(stack string, cur *state.Resource, prov Provider, e E
 	if err := r.put(stack, &pending, e); err != nil {
 		return err
 	}
-	return r.call(func(ctx context.Context) error {
+	return r.call(prov.Name(), func(ctx context.Context) error {
 		err := prov.Delete(ctx, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs})
 		if errors.Is(err, resource.ErrNotFound) {
 			return nil
@@ -174,7 +174,7 @@ func (r *run) restore(a applied, cur *state.Resource, prov Provider, ev func(Sta
 		return err
 	}
 	var out resource.UpdateResult
-	err := r.call(func(ctx context.Context) error {
+	err := r.call(prov.Name(), func(ctx context.Context) error {
 		var err error
 		out, err = prov.Update(ctx, resource.UpdateRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Old: cur.Inputs,
 			New: keepWriteOnly(schema, a.before.Inputs, cur.Inputs), OldOutputs: cur.Outputs, Changed: changed})
@@ -219,7 +219,7 @@ func (r *run) recreate(a applied, prov Provider, ev func(Status, string) Event, 
 		}
 	}
 	var out resource.CreateResult
-	err := r.call(func(ctx context.Context) error {
+	err := r.call(prov.Name(), func(ctx context.Context) error {
 		var err error
 		out, err = prov.Create(ctx, resource.CreateRequest{Type: a.before.Type, LogicalID: a.logicalID, Properties: a.before.Inputs})
 		return err

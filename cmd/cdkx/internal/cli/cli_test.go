@@ -64,6 +64,8 @@ func TestDeployFlags(t *testing.T) {
 			want: cli.Config{App: "env.out", State: ".cdkx/state.db", Concurrency: 7, LockTimeout: 30 * time.Second}},
 		{name: "flag beats environment", args: []string{"--concurrency", "2"}, env: map[string]string{"CDKX_CONCURRENCY": "7"},
 			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 2}},
+		{name: "per-provider concurrency", env: map[string]string{"CDKX_CONCURRENCY_RABBITMQ": "2"},
+			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 10, ProviderConcurrency: map[string]int{"rabbitmq": 2}}},
 		{name: "NO_COLOR", env: map[string]string{"NO_COLOR": "1"},
 			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 10, NoColor: true}},
 	}

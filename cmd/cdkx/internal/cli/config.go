@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,9 @@ type Config struct {
 	LockTimeout time.Duration
 	// Verbose prints warnings and notes (--verbose, CDKX_VERBOSE).
 	Verbose bool
+	// ProviderConcurrency bounds the calls in flight to one provider, within Concurrency: cdkx.json's
+	// "concurrency": {"<provider>": N}, overridden by CDKX_CONCURRENCY_<PROVIDER>=N. Empty when unset.
+	ProviderConcurrency map[string]int
 }
 
 // DefaultStatePath is the embedded SQLite state file, relative to the working directory.
@@ -71,33 +75,66 @@ func LoadConfig(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) 
 	if c.LockTimeout < 0 {
 		return nil, fmt.Errorf("--lock-timeout must not be negative, got %s", c.LockTimeout)
 	}
+	file, err := readCdkxJSON("cdkx.json")
+	if err != nil {
+		return nil, err
+	}
 	if c.App == "" {
-		app, err := appFromCdkxJSON("cdkx.json")
-		if err != nil {
-			return nil, err
+		c.App = file.app()
+	}
+	c.ProviderConcurrency = file.Concurrency
+	for _, kv := range environ() {
+		name, value, _ := strings.Cut(kv, "=")
+		provider, ok := strings.CutPrefix(name, "CDKX_CONCURRENCY_")
+		if !ok || provider == "" {
+			continue
 		}
-		c.App = app
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s must be a whole number of at least 1, got %q", name, value)
+		}
+		if c.ProviderConcurrency == nil {
+			c.ProviderConcurrency = map[string]int{}
+		}
+		c.ProviderConcurrency[strings.ToLower(provider)] = n
 	}
 	return c, nil
 }
 
-// appFromCdkxJSON returns the "output" of cdkx.json, or "cdkx.out" when the file or the key is absent.
-func appFromCdkxJSON(path string) (string, error) {
+// environ is os.Environ, a variable for tests.
+var environ = os.Environ
+
+// cdkxJSON is what cdkx reads of cdkx.json: {"app": "<command>", "output": "<dir>",
+// "concurrency": {"<provider>": N}}.
+type cdkxJSON struct {
+	Output      string         `json:"output"`
+	Concurrency map[string]int `json:"concurrency"`
+}
+
+func (f cdkxJSON) app() string {
+	if f.Output == "" {
+		return "cdkx.out"
+	}
+	return filepath.Clean(f.Output)
+}
+
+// readCdkxJSON reads cdkx.json; an absent file is an empty configuration.
+func readCdkxJSON(path string) (cdkxJSON, error) {
+	var cfg cdkxJSON
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return "cdkx.out", nil
+		return cfg, nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	var cfg struct {
-		Output string `json:"output"`
+		return cfg, fmt.Errorf("read %s: %w", path, err)
 	}
 	if err := json.Unmarshal(b, &cfg); err != nil {
-		return "", fmt.Errorf("%s: %w; fix the file or pass --app", path, err)
+		return cfg, fmt.Errorf("%s: %w; fix the file (\"concurrency\" maps provider names to whole numbers) or pass --app", path, err)
 	}
-	if cfg.Output == "" {
-		return "cdkx.out", nil
+	for p, n := range cfg.Concurrency {
+		if n < 1 {
+			return cfg, fmt.Errorf("%s: concurrency.%s must be at least 1, got %d", path, p, n)
+		}
 	}
-	return filepath.Clean(cfg.Output), nil
+	return cfg, nil
 }
