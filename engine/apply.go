@@ -33,6 +33,10 @@ type Options struct {
 	OnEvent func(Event)
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+	// Selection is, for Destroy, the --target/--exclude selection the stacks were filtered by
+	// (planner.Selection.FilterStacks; nil: whole stacks). A stack it covers only partly is not deleted: it
+	// keeps its outputs and ends UPDATE_COMPLETE (UPDATE_FAILED after a failure).
+	Selection *planner.Selection
 	// CreatedBy ("user@host") and CdkxVersion are recorded in each deployment.
 	CreatedBy   string
 	CdkxVersion string
@@ -188,7 +192,7 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 	res := walk(ctx, p.Graph, func(id int) error {
 		n := p.Graph.Nodes[id]
 		if n.Kind == planner.StackNode {
-			return r.completeStack(p.Assembly.Stack(n.Stack))
+			return r.completeStack(p.Assembly.Stack(n.Stack), p.Selection.IsPartial(n.Stack))
 		}
 		return r.applyStep(n.Step)
 	}, func(id, root int) {
@@ -211,7 +215,7 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 	}
 
 	if len(r.failures) == 0 && !interrupted && r.stateFailed() == nil {
-		if steps := r.cleanupSteps(p.Assembly, p.Stacks); len(steps) > 0 {
+		if steps := r.cleanupSteps(p.Assembly, p.Stacks, p.Selection); len(steps) > 0 {
 			for _, stack := range stacksOf(steps) {
 				r.stackEvent(stack, UpdateCompleteCleanup, "deleting objects no longer in the assembly or replaced")
 			}
@@ -352,6 +356,10 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 			status = r.rollbackStatus(name, "COMPLETE")
 		case rolled:
 			status = r.rollbackStatus(name, "FAILED")
+		case destroy && r.opts.Selection.IsPartial(name) && failedStacks[name] == "" && !interrupted:
+			status = r.stackStatus(name, "COMPLETE") // targeting left resources: the stack lives on
+		case destroy && r.opts.Selection.IsPartial(name):
+			status = r.stackStatus(name, "FAILED")
 		case destroy && failedStacks[name] == "" && !interrupted:
 			status = DeleteComplete
 		case destroy:
@@ -871,10 +879,19 @@ func (r *run) recreatedDependency(step *planner.Step) string {
 }
 
 // completeStack resolves a stack's outputs once all its resources are done and records them, so that
-// dependent stacks can read them.
-func (r *run) completeStack(as *assembly.Stack) error {
+// dependent stacks can read them. With keepOutputs (targeting covers the stack only partly) the recorded
+// outputs stay as they are; the stack's dependencies are still recorded.
+func (r *run) completeStack(as *assembly.Stack, keepOutputs bool) error {
 	outs := resource.Properties{}
+	if keepOutputs {
+		r.mu.Lock()
+		outs = r.stacks[as.ID].Outputs
+		r.mu.Unlock()
+	}
 	for key, o := range as.Outputs {
+		if keepOutputs {
+			break
+		}
 		v, err := assembly.Resolve(o.Path+".value", o.Value, func(t assembly.TokenAt) (any, error) {
 			return r.lookup(as.ID, t)
 		})
@@ -897,14 +914,17 @@ func (r *run) completeStack(as *assembly.Stack) error {
 }
 
 // cleanupSteps lists, after the resource steps, the resources recorded in state but gone from the
-// assembly and the objects left by replacements.
-func (r *run) cleanupSteps(a *assembly.Assembly, stacks []string) []*planner.Step {
+// assembly and the objects left by replacements; only those of resources sel selects (nil: all).
+func (r *run) cleanupSteps(a *assembly.Assembly, stacks []string, sel *planner.Selection) []*planner.Step {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []*planner.Step
 	for _, name := range stacks {
 		as := a.Stack(name)
 		for _, res := range r.stacks[name].SortedResources() {
+			if !sel.Contains(name, res.LogicalID) {
+				continue // left alone by --target/--exclude
+			}
 			for i := range res.Replaced {
 				out = append(out, &planner.Step{Decision: planner.Decision{Op: planner.OpDelete, Reason: "replaced"},
 					Stack: name, LogicalID: res.LogicalID, Type: res.Replaced[i].Type, Provider: res.Replaced[i].Provider,

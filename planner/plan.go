@@ -49,8 +49,12 @@ type Plan struct {
 	// Deletes are the objects to delete once Graph is done: resources gone from the assembly and objects
 	// left by earlier replacements, in the order they will be deleted.
 	Deletes []*Step
-	// Outputs are the predicted outputs of each selected stack.
+	// Outputs are the predicted outputs of each selected stack (the recorded ones for a stack that
+	// Selection covers only partly).
 	Outputs map[string]resource.Properties
+	// Selection is what --target and --exclude narrowed the plan to, or nil. Graph, Steps and Deletes hold
+	// only selected resources; a stack with none is left out of Stacks.
+	Selection *Selection
 	// Assembly and State are what the plan was made from.
 	Assembly *assembly.Assembly
 	State    map[string]*state.Stack
@@ -88,23 +92,39 @@ type Input struct {
 	State map[string]*state.Stack
 	// Schemas finds each resource type's schema.
 	Schemas resource.SchemaLookup
+	// Targets and Excludes are the --target and --exclude IDs ("Stack/LogicalID" or a unique logical
+	// ID): see Select. Both empty: every resource is planned.
+	Targets, Excludes []string
 }
 
-// Make builds the dependency graph of the selected stacks and diffs it against state. Diagnostics report
-// cycles and deletes that a surviving resource still needs; with errors, the plan is nil.
+// Make builds the dependency graph of the selected stacks and diffs it against state, narrowed to
+// in.Targets and in.Excludes when given. Diagnostics report cycles, bad target IDs, reads of outputs that
+// targeting leaves unrecorded and deletes that a surviving resource still needs; with errors, the plan is
+// nil.
 func Make(in Input) (*Plan, diag.Diagnostics) {
 	g, ds := BuildGraph(in.Assembly, in.Stacks)
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	p := &Plan{Graph: g, Outputs: map[string]resource.Properties{}, Assembly: in.Assembly, State: in.State}
+	var sel *Selection
+	if len(in.Targets)+len(in.Excludes) > 0 {
+		var nds diag.Diagnostics
+		if sel, g, nds = narrow(in, g); nds.HasErrors() {
+			return nil, append(ds, nds...)
+		}
+	}
+	p := &Plan{Graph: g, Outputs: map[string]resource.Properties{}, Assembly: in.Assembly, State: in.State, Selection: sel}
 	pr := &predictor{in: in, steps: map[string]*Step{}, plan: p}
 	for _, id := range g.Order() {
 		n := g.Nodes[id]
 		switch n.Kind {
 		case StackNode:
 			p.Stacks = append(p.Stacks, n.Stack)
-			p.Outputs[n.Stack] = pr.stackOutputs(in.Assembly.Stack(n.Stack))
+			if sel.IsPartial(n.Stack) {
+				p.Outputs[n.Stack] = recordedOutputs(in.State[n.Stack])
+			} else {
+				p.Outputs[n.Stack] = pr.stackOutputs(in.Assembly.Stack(n.Stack))
+			}
 		case ResourceNode:
 			n.Step = pr.step(in.Assembly.Stack(n.Stack), n.Stack, n.LogicalID)
 			p.Steps = append(p.Steps, n.Step)
@@ -116,29 +136,33 @@ func Make(in Input) (*Plan, diag.Diagnostics) {
 			stacks = append(stacks, st)
 		}
 	}
-	p.Deletes, ds = deletes(in.Assembly, stacks, pr.steps)
+	p.Deletes, ds = deletes(in.Assembly, stacks, sel)
 	return p, ds
 }
 
 // deletes lists the resources recorded in state but gone from the assembly, and the objects left by
-// earlier replacements, in teardown order. A delete that a surviving resource still depends on is an error.
-func deletes(a *assembly.Assembly, stacks []*state.Stack, steps map[string]*Step) ([]*Step, diag.Diagnostics) {
+// earlier replacements, in teardown order; only those of resources sel selects. A delete that a resource
+// of the assembly still depends on is an error.
+func deletes(a *assembly.Assembly, stacks []*state.Stack, sel *Selection) ([]*Step, diag.Diagnostics) {
 	var ds diag.Diagnostics
 	var out []*Step
 	for _, st := range stacks {
 		as := a.Stack(st.Name)
 		for _, r := range st.SortedResources() {
+			if !sel.Contains(st.Name, r.LogicalID) {
+				continue
+			}
 			for i := range r.Replaced {
 				out = append(out, &Step{Decision: Decision{Op: OpDelete, Reason: "left by an earlier replacement"},
 					Stack: st.Name, LogicalID: r.LogicalID, Type: r.Replaced[i].Type, Provider: r.Replaced[i].Provider,
 					Old: r, Object: &r.Replaced[i]})
 			}
-			if _, kept := steps[st.Name+"/"+r.LogicalID]; kept || r.PhysicalID == "" {
+			if as.Resource(r.LogicalID) != nil || r.PhysicalID == "" {
 				continue
 			}
-			for _, other := range steps {
-				if other.Stack == st.Name && slices.Contains(other.Dependencies, r.LogicalID) {
-					ds = append(ds, diag.Diagnostic{Severity: diag.Error, File: as.File, Path: other.Resource.Path,
+			for _, other := range as.Resources {
+				if slices.Contains(ResourceDependencies(other), r.LogicalID) {
+					ds = append(ds, diag.Diagnostic{Severity: diag.Error, File: as.File, Path: other.Path,
 						Summary: fmt.Sprintf("%s still depends on %s, which is no longer in the assembly", other.LogicalID, r.LogicalID),
 						Detail:  "remove the reference or keep the resource"})
 				}

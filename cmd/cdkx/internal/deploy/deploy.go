@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/refresh"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -24,6 +25,12 @@ type Options struct {
 	Config      *cli.Config
 	Stacks      []string
 	Exclusively bool
+	// Target holds --target and --exclude.
+	Target project.TargetFlags
+	// Refresh reads every resource from its provider first and plans against what exists (--refresh).
+	Refresh bool
+	// NoRollback keeps the partial progress of a failed deploy (--no-rollback).
+	NoRollback bool
 }
 
 // NewCmdDeploy returns the deploy command; runF replaces deployRun in tests.
@@ -35,10 +42,20 @@ func NewCmdDeploy(f *cli.Factory, runF func(context.Context, *Options) error) *c
 		Long: `Deploy plans the selected stacks (all when none is named; with the stacks they depend on unless
 --exclusively) against recorded state and applies the plan: each resource is created, updated,
 replaced or left alone in dependency order, resources gone from the assembly are deleted last.
-The live event table goes to stderr, stack outputs to stdout.
+Operations an interrupted run left pending are settled first, by reading the providers. When a
+resource fails, the other branches finish and then what this run changed is rolled back (created
+objects deleted, updated ones restored; --no-rollback keeps it). The live event table goes to
+stderr, stack outputs to stdout.
+
+--target ID (Stack/LogicalID, or a LogicalID unique across the stacks; repeatable) deploys only that
+resource and what it depends on; reading another stack's outputs pulls in that whole stack. --exclude
+ID leaves that resource and everything that depends on it alone, and wins over --target. Resources
+left out get no provider call and no state change; resources gone from the assembly are deleted only
+when selected; a stack covered only partly keeps its recorded outputs.
 
 Exit codes: 0 ok, 1 error, 3 a stack is locked, 4 a resource failed, 130 interrupted.`,
-		Example: "  cdkx deploy\n  cdkx deploy App --concurrency 20\n  cdkx deploy --json > events.jsonl",
+		Example: "  cdkx deploy\n  cdkx deploy App --concurrency 20\n  cdkx deploy --json > events.jsonl\n" +
+			"  cdkx deploy --target App/WwwRecordSet --exclude App/MailRecordSet",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {
@@ -52,6 +69,9 @@ Exit codes: 0 ok, 1 error, 3 a stack is locked, 4 a resource failed, 130 interru
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Exclusively, "exclusively", "e", false, "deploy only the named stacks, not the stacks they depend on")
+	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read every resource from its provider first, so that drift is corrected")
+	cmd.Flags().BoolVar(&opts.NoRollback, "no-rollback", false, "on a failure, keep what this run changed instead of rolling it back")
+	opts.Target.Register(cmd.Flags(), false)
 	return cmd
 }
 
@@ -96,21 +116,26 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 	if err != nil {
 		return err
 	}
-	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema})
+	if st, err = refresh.Settle(ctx, f, cfg, b, st, stacks, opts.Refresh, false); err != nil {
+		return err
+	}
+	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema,
+		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes})
 	view.Diagnostics(errOut, ds, cfg.Verbose, colorOn(f, cfg))
 	if plan == nil {
 		view.DiagnosticsFooter(errOut, ds, "nothing was deployed")
 		return &cli.ExitError{Code: cli.ExitErr}
 	}
+	project.WarnTargeting(errOut, plan.Selection)
 	if err := cli.Configure(reg, project.CalledProviders(plan)); err != nil {
 		return err
 	}
-	return Apply(ctx, f, cfg, plan, b, reg)
+	return Apply(ctx, f, cfg, plan, b, reg, opts.NoRollback)
 }
 
 // Apply runs the plan with the live event table (or JSON lines) and prints the summary and the stack
 // outputs. It returns an error whose exit code says how the run ended.
-func Apply(ctx context.Context, f *cli.Factory, cfg *cli.Config, plan *planner.Plan, b state.Backend, reg *engine.Registry) error {
+func Apply(ctx context.Context, f *cli.Factory, cfg *cli.Config, plan *planner.Plan, b state.Backend, reg *engine.Registry, noRollback bool) error {
 	var stackNames, types, ids []string
 	stackNames = append(stackNames, plan.Stacks...)
 	for _, s := range append(append([]*planner.Step{}, plan.Steps...), plan.Deletes...) {
@@ -127,6 +152,7 @@ func Apply(ctx context.Context, f *cli.Factory, cfg *cli.Config, plan *planner.P
 	stopNotice := interruptNotice(ctx, f, cfg)
 	start := f.Now()
 	res, err := engine.Deploy(ctx, plan, engine.Options{Backend: b, Providers: reg, Concurrency: cfg.Concurrency,
+		ProviderConcurrency: cfg.ProviderConcurrency, NoRollback: noRollback,
 		OnEvent: ev.Event, Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
 	stopTicks()
 	stopNotice()

@@ -15,9 +15,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/refresh"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
 )
 
 // Options are the inputs of one `cdkx destroy`.
@@ -26,6 +29,8 @@ type Options struct {
 	Config *cli.Config
 	Stacks []string
 	Force  bool
+	// Target holds --target and --exclude.
+	Target project.TargetFlags
 }
 
 // NewCmdDestroy returns the destroy command; runF replaces destroyRun in tests.
@@ -39,6 +44,11 @@ none is named), plus the stacks that depend on them. It is driven by state, not 
 resources already removed from the assembly are deleted too. Objects go in reverse dependency
 order, independent ones in parallel; a failure stops only what depends on it, and every failure
 is reported.
+
+--target ID (Stack/LogicalID, or a LogicalID unique across the stacks; repeatable) destroys only
+that resource and everything that depends on it (by state's recorded dependencies; a resource in a
+stack that depends on another stack counts as depending on all of it). --exclude ID keeps that
+resource and everything it depends on, and wins over --target.
 
 On a terminal destroy asks for confirmation; elsewhere (CI) it refuses unless --force is given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -54,6 +64,7 @@ On a terminal destroy asks for confirmation; elsewhere (CI) it refuses unless --
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "do not ask for confirmation")
+	opts.Target.Register(cmd.Flags(), true)
 	return cmd
 }
 
@@ -81,11 +92,26 @@ func destroyRun(ctx context.Context, opts *Options) (err error) {
 		fmt.Fprintln(f.IO.ErrOut, "Nothing to destroy: no stack has resources in state.")
 		return nil
 	}
+	var sel *planner.Selection
+	if opts.Target.Active() {
+		picked := make([]*state.Stack, len(names))
+		for i, n := range names {
+			picked[i] = all[n]
+		}
+		if sel, err = planner.SelectDestroy(picked, opts.Target.Targets, opts.Target.Excludes); err != nil {
+			return err
+		}
+		project.WarnTargeting(f.IO.ErrOut, sel)
+		if sel.Len() == 0 {
+			fmt.Fprintln(f.IO.ErrOut, "Nothing to destroy: --target and --exclude select no resource.")
+			return nil
+		}
+	}
 	if !opts.Force {
 		if !f.IO.Interactive() {
 			return fmt.Errorf("refusing to destroy %s without confirmation: not running on a terminal; pass --force to destroy", strings.Join(names, ", "))
 		}
-		ok, err := confirm(f, all, names)
+		ok, err := confirm(f, all, names, sel)
 		if err != nil {
 			return err
 		}
@@ -114,6 +140,36 @@ func destroyRun(ctx context.Context, opts *Options) (err error) {
 			return err
 		}
 		stacks = append(stacks, st)
+	}
+	// Settle operations an interrupted run left pending first: a create whose result was never recorded
+	// may have made an object that destroy must delete too.
+	byName := map[string]*state.Stack{}
+	for _, st := range stacks {
+		byName[st.Name] = st
+	}
+	settled, err := refresh.Settle(ctx, f, cfg, b, byName, names, false, false)
+	if err != nil {
+		return err
+	}
+	for i, st := range stacks {
+		stacks[i] = settled[st.Name]
+	}
+	if sel != nil {
+		// Select again from what was read under the lock, and hand the engine only the selected resources.
+		if sel, err = planner.SelectDestroy(stacks, opts.Target.Targets, opts.Target.Excludes); err != nil {
+			return err
+		}
+		stacks = sel.FilterStacks(stacks)
+		if len(stacks) == 0 {
+			fmt.Fprintln(f.IO.ErrOut, "Nothing to destroy: --target and --exclude select no resource.")
+			return nil
+		}
+		names = make([]string, len(stacks)) // a new slice: the lock keeps the old one
+		for i, st := range stacks {
+			names[i] = st.Name
+		}
+	}
+	for _, st := range stacks {
 		for _, r := range st.Resources {
 			providers = append(providers, r.Provider)
 			types = append(types, r.Type)
@@ -131,8 +187,9 @@ func destroyRun(ctx context.Context, opts *Options) (err error) {
 		ev = view.NewTable(f.IO.ErrOut, f.IO.Live(), f.IO.Color && !cfg.NoColor, names, types, ids)
 	}
 	start := f.Now()
-	res, err := engine.Destroy(ctx, stacks, engine.Options{Backend: b, Providers: reg, Concurrency: cfg.Concurrency,
-		OnEvent: ev.Event, Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
+	res, err := engine.Destroy(ctx, stacks, engine.Options{Backend: b, Providers: reg, Concurrency: cfg.Concurrency, Selection: sel,
+		ProviderConcurrency: cfg.ProviderConcurrency,
+		OnEvent:             ev.Event, Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
 	if err != nil {
 		return err
 	}
@@ -204,10 +261,14 @@ func listOrNone(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-func confirm(f *cli.Factory, all map[string]*state.Stack, names []string) (bool, error) {
+func confirm(f *cli.Factory, all map[string]*state.Stack, names []string, sel *planner.Selection) (bool, error) {
 	n := 0
 	for _, s := range names {
 		n += len(all[s].Resources)
+	}
+	if sel != nil {
+		n = sel.Len()
+		names = slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !sel.Covers(s) })
 	}
 	fmt.Fprintf(f.IO.ErrOut, "This deletes %d resource(s) in %s, at their providers and in state.\nAre you sure? (y/N) ",
 		n, strings.Join(names, ", "))

@@ -4,13 +4,17 @@ package diff
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/refresh"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
@@ -21,6 +25,10 @@ type Options struct {
 	Stacks           []string
 	Exclusively      bool
 	DetailedExitCode bool
+	// Refresh reads every resource from its provider first (nothing is written) to show drift.
+	Refresh bool
+	// Target holds --target and --exclude.
+	Target project.TargetFlags
 }
 
 // NewCmdDiff returns the diff command; runF replaces diffRun in tests.
@@ -32,7 +40,8 @@ func NewCmdDiff(f *cli.Factory, runF func(context.Context, *Options) error) *cob
 		Long: `Diff plans the selected stacks against recorded state and prints the plan: + create, ~ update
 in place (with the changed properties), -/+ replace (with the reason), - delete. Nothing is
 changed and no provider is called. Values that depend on resources not deployed yet print as
-(known after deploy).
+(known after deploy). With --target/--exclude (see cdkx deploy --help) only the selected steps are
+shown and counted.
 
 With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 on error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,6 +58,8 @@ With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 
 	}
 	cmd.Flags().BoolVarP(&opts.Exclusively, "exclusively", "e", false, "only the named stacks, not the stacks they depend on")
 	cmd.Flags().BoolVar(&opts.DetailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes")
+	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read every resource from its provider first and show drift (nothing is written)")
+	opts.Target.Register(cmd.Flags(), false)
 	return cmd
 }
 
@@ -75,12 +86,22 @@ func diffRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema})
+	if opts.Refresh {
+		// Read every resource, write nothing: the plan then shows drift and what corrects it.
+		if st, err = refresh.Settle(ctx, f, cfg, b, st, stacks, true, true); err != nil {
+			return err
+		}
+	} else if n := pendingIn(st, stacks); n > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
+	}
+	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema,
+		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes})
 	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, color)
 	if plan == nil {
 		view.DiagnosticsFooter(f.IO.ErrOut, ds, "fix them and run diff again")
 		return &cli.ExitError{Code: cli.ExitErr}
 	}
+	project.WarnTargeting(f.IO.ErrOut, plan.Selection)
 	if cfg.JSON {
 		if err := json.NewEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {
 			return err
@@ -92,6 +113,17 @@ func diffRun(ctx context.Context, opts *Options) error {
 		return &cli.ExitError{Code: cli.ExitChanges}
 	}
 	return nil
+}
+
+// pendingIn counts the pending operations recorded in the named stacks.
+func pendingIn(st map[string]*state.Stack, names []string) int {
+	var stacks []*state.Stack
+	for _, n := range names {
+		if s := st[n]; s != nil {
+			stacks = append(stacks, s)
+		}
+	}
+	return engine.PendingOperations(stacks)
 }
 
 type jsonChange struct {
@@ -132,7 +164,7 @@ func planJSON(p *planner.Plan) jsonPlan {
 			js.PhysicalID = s.Object.PhysicalID
 		}
 		if s.Op == planner.OpCreate {
-			js.Inputs = s.Inputs
+			js.Inputs = resource.Redact(s.Schema, s.Inputs)
 		}
 		for _, ch := range s.Changes {
 			js.Changes = append(js.Changes, jsonChange{Name: ch.Name, Old: ch.Old, New: ch.New, CreateOnly: ch.CreateOnly})

@@ -130,3 +130,60 @@ func compact(sorted []string) []string {
 	}
 	return out
 }
+
+// Settle reads the named stacks' resources from their providers before a deploy, diff or destroy plans:
+// with full, every resource (drift: deploy --refresh, diff --refresh); otherwise only those with a pending
+// operation left by an interrupted run, and only when there are any. With dryRun nothing is written (diff).
+// It prints what it finds on stderr and returns st with the refreshed stacks in place. A resource it cannot
+// settle stops the command: planning on an unknown state could create a duplicate or orphan an object.
+func Settle(ctx context.Context, f *cli.Factory, cfg *cli.Config, b state.Backend, st map[string]*state.Stack, names []string,
+	full, dryRun bool) (map[string]*state.Stack, error) {
+	var stacks []*state.Stack
+	var providers, types, ids []string
+	for _, n := range names {
+		s := st[n]
+		if s == nil || s.Version == 0 {
+			continue
+		}
+		stacks = append(stacks, s)
+		for _, r := range s.Resources {
+			if full || r.Pending != nil {
+				providers, types, ids = append(providers, r.Provider), append(types, r.Type), append(ids, r.LogicalID)
+			}
+		}
+	}
+	pending := engine.PendingOperations(stacks)
+	if len(ids) == 0 {
+		return st, nil
+	}
+	if !full && !cfg.JSON {
+		fmt.Fprintf(f.IO.ErrOut, "Settling %d operation(s) left pending by an interrupted run, by reading the providers:\n", pending)
+	}
+	reg := f.Providers()
+	sort.Strings(providers)
+	if err := cli.Configure(reg, compact(providers)); err != nil {
+		return nil, err
+	}
+	ev := Events(f, cfg, names, types, ids)
+	res, err := engine.Refresh(ctx, stacks, engine.Options{Backend: b, Providers: reg, Concurrency: cfg.Concurrency,
+		ProviderConcurrency: cfg.ProviderConcurrency, OnEvent: ev.Event, Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version},
+		engine.RefreshOptions{PendingOnly: !full, DryRun: dryRun})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Failures) > 0 {
+		ev.Summary(view.Summary{Command: "refresh", Result: res})
+		return nil, &cli.ExitError{Code: cli.ExitFailed, Err: errors.New("some resources could not be read back from their providers; nothing else was done")}
+	}
+	if !cfg.JSON {
+		fmt.Fprintln(f.IO.ErrOut)
+	}
+	out := make(map[string]*state.Stack, len(st))
+	for k, v := range st {
+		out[k] = v
+	}
+	for name, s := range res.Stacks {
+		out[name] = s
+	}
+	return out, nil
+}

@@ -1,0 +1,72 @@
+package project_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deploy"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/destroy"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/diff"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// TestTargetFlags checks that deploy, diff and destroy take --target and --exclude, repeatable, each value
+// kept whole (no comma splitting).
+func TestTargetFlags(t *testing.T) {
+	t.Parallel()
+	f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: func(string) string { return "" }}
+	var got []*project.TargetFlags
+	cmds := []*cobra.Command{
+		deploy.NewCmdDeploy(f, func(_ context.Context, o *deploy.Options) error { got = append(got, &o.Target); return nil }),
+		diff.NewCmdDiff(f, func(_ context.Context, o *diff.Options) error { got = append(got, &o.Target); return nil }),
+		destroy.NewCmdDestroy(f, func(_ context.Context, o *destroy.Options) error { got = append(got, &o.Target); return nil }),
+	}
+	args := []string{"--app", os.DevNull, "--target", "App/Www", "--exclude", "Mail", "--target", "Zone,Other"}
+	want := project.TargetFlags{Targets: []string{"App/Www", "Zone,Other"}, Excludes: []string{"Mail"}}
+	for _, cmd := range cmds {
+		root := cli.NewRootCmd("test")
+		root.AddCommand(cmd)
+		root.SetArgs(append([]string{cmd.Name()}, args...))
+		root.SetOut(&bytes.Buffer{})
+		root.SetErr(&bytes.Buffer{})
+		if err := root.Execute(); err != nil {
+			t.Fatalf("%s %q: %v", cmd.Name(), args, err)
+		}
+		if len(got) == 0 {
+			t.Fatalf("%s: runF not called", cmd.Name())
+		}
+		tf := got[len(got)-1]
+		if diff := cmp.Diff(want, *tf); diff != "" {
+			t.Errorf("%s %q flags (-want +got):\n%s", cmd.Name(), args, diff)
+		}
+		if !tf.Active() {
+			t.Errorf("%s: Active() = false, want true", cmd.Name())
+		}
+	}
+	if (&project.TargetFlags{}).Active() {
+		t.Error("Active() of no flags = true, want false")
+	}
+}
+
+func TestWarnTargeting(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	project.WarnTargeting(&buf, nil)
+	if buf.Len() != 0 {
+		t.Errorf("WarnTargeting(nil) printed %q, want nothing", buf.String())
+	}
+	sel := &planner.Selection{Resources: map[string]bool{"App/A": true, "App/B": true}, Total: 5}
+	project.WarnTargeting(&buf, sel)
+	want := "Warning: targeting is in effect: only 2 of 5 resources are considered; the others are left as they are, " +
+		"so the result may not match the assembly. Run without --target/--exclude to converge.\n"
+	if got := buf.String(); got != want {
+		t.Errorf("WarnTargeting() = %q, want %q", got, want)
+	}
+}
