@@ -526,15 +526,40 @@ func (r *run) skip(stack, logicalID, typ string, root *planner.Node) {
 }
 
 // call runs one call to provider under the global and the provider's concurrency limits, with a context
-// an interrupt does not cancel. The provider's slot is taken first, so that a slow provider's queue never
-// holds global slots that other providers could use.
+// an interrupt does not cancel.
 func (r *run) call(provider string, f func(ctx context.Context) error) error {
-	if ps := r.providerSem(provider); ps != nil {
+	release := r.acquire(provider)
+	defer release()
+	return f(r.callCtx)
+}
+
+// acquire takes a slot of provider's limit, then one of the global limit, and returns their release. The
+// provider's slot is taken first, so that a slow provider's queue never holds global slots that other
+// providers could use.
+func (r *run) acquire(provider string) func() {
+	ps := r.providerSem(provider)
+	if ps != nil {
 		ps <- struct{}{}
-		defer func() { <-ps }()
 	}
 	r.sem <- struct{}{}
-	defer func() { <-r.sem }()
+	return func() {
+		<-r.sem
+		if ps != nil {
+			<-ps
+		}
+	}
+}
+
+// pendingCall runs one provider call preceded by its durable pending-operation record: it takes the
+// provider's and the global concurrency slot first, so that a pending record always means "a call may be
+// in flight" (never merely queued), then commits pending with its event e, then calls f, then releases the
+// slot. A failure to write the record is returned as it is (a *StateError) and f is not called.
+func (r *run) pendingCall(stack string, pending *state.Resource, e Event, provider string, f func(ctx context.Context) error) error {
+	release := r.acquire(provider)
+	defer release()
+	if err := r.put(stack, pending, e); err != nil {
+		return err
+	}
 	return f(r.callCtx)
 }
 
@@ -724,15 +749,15 @@ func (r *run) create(step *planner.Step, prov Provider, base, onFail *state.Reso
 	if old != nil {
 		pending.Replaced = old.Replaced
 	}
-	if err := r.put(step.Stack, pending, ev(inProgress, reason)); err != nil {
-		return err
-	}
 	var out resource.CreateResult
-	err := r.call(prov.Name(), func(ctx context.Context) error {
+	err := r.pendingCall(step.Stack, pending, ev(inProgress, reason), prov.Name(), func(ctx context.Context) error {
 		var err error
 		out, err = prov.Create(ctx, resource.CreateRequest{Type: step.Type, LogicalID: step.LogicalID, Properties: inputs})
 		return err
 	})
+	if IsStateError(err) {
+		return err
+	}
 	if err != nil {
 		r.fail(Failure{Stack: step.Stack, LogicalID: step.LogicalID, Type: step.Type, Status: failed, Err: err})
 		switch {
@@ -768,16 +793,16 @@ func (r *run) update(step *planner.Step, prov Provider, old *state.Resource, inp
 	pending := *old
 	pending.Pending = &state.PendingOperation{Op: "updating", Inputs: stored, PhysicalID: old.PhysicalID, StartedAt: r.opts.Now().UTC()}
 	pending.Status = string(UpdateInProgress)
-	if err := r.put(step.Stack, &pending, ev(UpdateInProgress, "changed: "+strings.Join(changed, ", "))); err != nil {
-		return err
-	}
 	var out resource.UpdateResult
-	err := r.call(prov.Name(), func(ctx context.Context) error {
+	err := r.pendingCall(step.Stack, &pending, ev(UpdateInProgress, "changed: "+strings.Join(changed, ", ")), prov.Name(), func(ctx context.Context) error {
 		var err error
 		out, err = prov.Update(ctx, resource.UpdateRequest{Type: step.Type, PhysicalID: old.PhysicalID, Old: old.Inputs,
 			New: inputs, OldOutputs: old.Outputs, Changed: changed})
 		return err
 	})
+	if IsStateError(err) {
+		return err
+	}
 	if err != nil {
 		r.fail(Failure{Stack: step.Stack, LogicalID: step.LogicalID, Type: step.Type, Status: UpdateFailed, Err: err})
 		kept := *old
@@ -824,16 +849,16 @@ func (r *run) replaceObject(step *planner.Step, prov Provider, old *state.Resour
 	pending := *old
 	pending.Status = string(UpdateInProgress)
 	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: old.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	if err := r.put(step.Stack, &pending, ev(UpdateInProgress, "replacement: "+d.Reason+"; deleting the old object first")); err != nil {
-		return err
-	}
-	err = r.call(oldProv.Name(), func(ctx context.Context) error {
+	err = r.pendingCall(step.Stack, &pending, ev(UpdateInProgress, "replacement: "+d.Reason+"; deleting the old object first"), oldProv.Name(), func(ctx context.Context) error {
 		err := oldProv.Delete(ctx, resource.DeleteRequest{Type: old.Type, PhysicalID: old.PhysicalID, Properties: old.Inputs, Outputs: old.Outputs})
 		if errors.Is(err, resource.ErrNotFound) {
 			return nil
 		}
 		return err
 	})
+	if IsStateError(err) {
+		return err
+	}
 	if err != nil {
 		r.fail(Failure{Stack: step.Stack, LogicalID: step.LogicalID, Type: step.Type, Status: UpdateFailed, Err: err})
 		kept := *old
@@ -969,16 +994,16 @@ func (r *run) deleteStep(step *planner.Step) error {
 	pending := *cur
 	pending.Status = string(DeleteInProgress)
 	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	if err := r.put(step.Stack, &pending, ev(cur.PhysicalID, DeleteInProgress, step.Reason)); err != nil {
-		return err
-	}
-	err = r.call(prov.Name(), func(ctx context.Context) error {
+	err = r.pendingCall(step.Stack, &pending, ev(cur.PhysicalID, DeleteInProgress, step.Reason), prov.Name(), func(ctx context.Context) error {
 		err := prov.Delete(ctx, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs})
 		if errors.Is(err, resource.ErrNotFound) {
 			return nil
 		}
 		return err
 	})
+	if IsStateError(err) {
+		return err
+	}
 	if err != nil {
 		r.fail(Failure{Stack: step.Stack, LogicalID: step.LogicalID, Type: step.Type, Status: DeleteFailed, Err: err})
 		kept := *cur

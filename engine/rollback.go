@@ -146,10 +146,7 @@ func (r *run) deleteObject(stack string, cur *state.Resource, prov Provider, e E
 	pending := *cur
 	pending.Status = string(UpdateRollbackInProgress)
 	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	if err := r.put(stack, &pending, e); err != nil {
-		return err
-	}
-	return r.call(prov.Name(), func(ctx context.Context) error {
+	return r.pendingCall(stack, &pending, e, prov.Name(), func(ctx context.Context) error {
 		err := prov.Delete(ctx, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs})
 		if errors.Is(err, resource.ErrNotFound) {
 			return nil
@@ -170,16 +167,16 @@ func (r *run) restore(a applied, cur *state.Resource, prov Provider, ev func(Sta
 	pending := *cur
 	pending.Status = string(UpdateRollbackInProgress)
 	pending.Pending = &state.PendingOperation{Op: "updating", Inputs: a.before.Inputs, PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	if err := r.put(a.stack, &pending, ev(UpdateRollbackInProgress, "restoring the last applied inputs")); err != nil {
-		return err
-	}
 	var out resource.UpdateResult
-	err := r.call(prov.Name(), func(ctx context.Context) error {
+	err := r.pendingCall(a.stack, &pending, ev(UpdateRollbackInProgress, "restoring the last applied inputs"), prov.Name(), func(ctx context.Context) error {
 		var err error
 		out, err = prov.Update(ctx, resource.UpdateRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Old: cur.Inputs,
 			New: keepWriteOnly(schema, a.before.Inputs, cur.Inputs), OldOutputs: cur.Outputs, Changed: changed})
 		return err
 	})
+	if IsStateError(err) {
+		return err
+	}
 	if err != nil {
 		return failed(err)
 	}
