@@ -17,7 +17,6 @@ import (
 	"testing"
 )
 
-
 // TestKillNineConverges deploys a zone with 199 record sets and kills cdkx with SIGKILL at several points
 // of the run. Each next deploy takes the dead process's lock over, settles the operations it left pending
 // by reading PowerDNS, and goes on; after the last one, PowerDNS holds exactly the 199 record sets state
