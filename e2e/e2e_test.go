@@ -153,6 +153,7 @@ func TestScripts(t *testing.T) {
 			"exitcode":  cmdExitcode,
 			"dnsq":      cmdDnsq,
 			"pdnsq":     cmdPdnsq,
+			"pdnspatch": cmdPdnspatch,
 			"jsonq":     cmdJsonq,
 			"jsonl":     cmdJsonl,
 			"waitfile":  cmdWaitfile,
