@@ -53,7 +53,11 @@ func validateResource(s *Stack, r *Resource, lookup resource.SchemaLookup) (sche
 		ds[0].Detail = "check the spelling of \"type\"; the provider's adapter does not serve it"
 	default:
 		props := r.Path + ".properties"
-		for _, fe := range schema.Validate(r.Properties, isToken) {
+		errs := schema.Validate(r.Properties, isToken)
+		if schema.CheckReferences != nil {
+			errs = append(errs, schema.CheckReferences(r.Properties, targetLookup(s))...)
+		}
+		for _, fe := range errs {
 			at := props
 			if fe.Path != "" {
 				at = JoinPath(props, fe.Path)
@@ -62,6 +66,21 @@ func validateResource(s *Stack, r *Resource, lookup resource.SchemaLookup) (sche
 		}
 	}
 	return schema, ok && providerKnown, ds
+}
+
+// targetLookup resolves {ref, attr} tokens to the resources of s they point at.
+func targetLookup(s *Stack) resource.TargetLookup {
+	return func(v any) (string, resource.Properties, bool) {
+		t, ok := AsToken(v)
+		if !ok || t.Ref == "" {
+			return "", nil, false
+		}
+		target := s.Resource(t.Ref)
+		if target == nil {
+			return "", nil, false
+		}
+		return target.Type, target.Properties, true
+	}
 }
 
 // isToken is the resource.IsUnknownFunc of validation: a token's value is known only at deploy.

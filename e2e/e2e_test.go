@@ -112,6 +112,10 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	examples, err := filepath.Abs(filepath.Join("..", "testdata", "examples"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
@@ -124,10 +128,21 @@ func TestScripts(t *testing.T) {
 			env.Setenv("PDNS_SERVER_ID", p.serverID)
 			env.Setenv("PDNS_DNS_PORT", p.dnsPort)
 			env.Setenv("SHARED_ASSEMBLIES", shared)
+			env.Setenv("EXAMPLES", examples)
+			for _, k := range []string{"RABBITMQ_API_URL", "RABBITMQ_USERNAME", "RABBITMQ_PASSWORD"} {
+				env.Setenv(k, os.Getenv(k))
+			}
 			env.Values[pdnsKey{}] = p
 			// The zone named after the script must not exist before it runs; should the script fail
 			// before its own destroy, the zone is deleted when it ends.
-			zone := strings.TrimPrefix(filepath.Base(env.WorkDir), "script-") + ".test."
+			script := strings.TrimPrefix(filepath.Base(env.WorkDir), "script-")
+			if name, ok := strings.CutPrefix(script, "rmq-"); ok {
+				if err := rmqCleanup(name); err != nil {
+					return err
+				}
+				env.Defer(func() { _ = rmqCleanup(name) })
+			}
+			zone := script + ".test."
 			if ok, _ := p.zoneExists(zone); ok {
 				env.T().Log("setup: deleting zone", zone, "left behind by an earlier run")
 				if err := p.deleteZone(zone); err != nil {
@@ -147,6 +162,9 @@ func TestScripts(t *testing.T) {
 				fi, err := os.Stat(shared)
 				return err == nil && fi.IsDir(), nil
 			}
+			if cond == "rabbitmq" { // scripts that need a broker skip without one
+				return os.Getenv("RABBITMQ_API_URL") != "", nil
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -154,6 +172,9 @@ func TestScripts(t *testing.T) {
 			"dnsq":      cmdDnsq,
 			"pdnsq":     cmdPdnsq,
 			"pdnspatch": cmdPdnspatch,
+			"rmq":       cmdRmq,
+			"rmqlogin":  cmdRmqLogin,
+			"rmqmatch":  cmdRmqMatch,
 			"jsonq":     cmdJsonq,
 			"jsonl":     cmdJsonl,
 			"waitfile":  cmdWaitfile,

@@ -61,7 +61,15 @@ type Schema struct {
 	// Check, when set, runs type-specific rules after the generic ones (e.g. "name must end with a dot").
 	// Values for which unknown returns true are not known yet and must be skipped.
 	Check func(props Properties, unknown IsUnknownFunc) []FieldError
+	// CheckReferences, when set, runs rules that need the resources the properties point at through
+	// tokens (e.g. a binding's queue must live in the binding's vhost), before any provider call.
+	CheckReferences func(props Properties, lookup TargetLookup) []FieldError
 }
+
+// TargetLookup resolves a {ref, attr} token as written in a template to the resource it points at in the
+// same stack: that resource's type and its properties as written (tokens unresolved). ok is false for a
+// value that is not such a token or whose target does not exist.
+type TargetLookup func(token any) (resourceType string, props Properties, ok bool)
 
 // CreateOnly returns the names of the create-only properties, sorted.
 func (s Schema) CreateOnly() []string {

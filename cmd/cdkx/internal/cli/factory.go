@@ -10,6 +10,7 @@ import (
 
 	"github.com/cdkx-dev/cdkx/adapters/core"
 	"github.com/cdkx-dev/cdkx/adapters/powerdns"
+	"github.com/cdkx-dev/cdkx/adapters/rabbitmq"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
@@ -49,14 +50,17 @@ func New(version string) *Factory {
 	return f
 }
 
-// DefaultProviders returns the registry of the providers compiled into cdkx: "cdkx" (built in) and
-// "powerdns" (configured from PDNS_* variables read through getenv when first used).
+// DefaultProviders returns the registry of the providers compiled into cdkx: "cdkx" (built in),
+// "powerdns" (configured from PDNS_* variables) and "rabbitmq" (RABBITMQ_* variables), the last two read
+// through getenv when first used.
 func DefaultProviders(getenv func(string) string) *engine.Registry {
 	return engine.NewRegistry(
 		core.New(),
 		&lazyProvider{name: powerdns.Name, schemas: (&powerdns.Provider{}).Schemas(), build: func() (engine.Provider, error) {
 			return powerdns.NewFromEnv(getenv)
 		}},
+		&lazyProvider{name: rabbitmq.Name, schemas: (&rabbitmq.Provider{}).Schemas(), concurrency: rabbitmq.DefaultConcurrency,
+			build: func() (engine.Provider, error) { return rabbitmq.NewFromEnv(getenv) }},
 	)
 }
 
@@ -91,11 +95,13 @@ func UserName() string {
 	return "unknown"
 }
 
-// lazyProvider serves a provider's schemas at once and builds the provider itself on first use.
+// lazyProvider serves a provider's schemas (and default concurrency) at once and builds the provider
+// itself on first use.
 type lazyProvider struct {
-	name    string
-	schemas []resource.Schema
-	build   func() (engine.Provider, error)
+	name        string
+	schemas     []resource.Schema
+	concurrency int // the provider's DefaultConcurrency; 0: none
+	build       func() (engine.Provider, error)
 
 	once sync.Once
 	p    engine.Provider

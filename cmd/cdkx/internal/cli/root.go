@@ -21,7 +21,12 @@ upper case with dashes as underscores. Flags win over the environment.
 Providers:
   PDNS_API_URL        PowerDNS web server, e.g. http://127.0.0.1:8081
   PDNS_API_KEY        PowerDNS API key (the api-key of pdns.conf); never logged
-  PDNS_SERVER_ID      PowerDNS server id (default localhost)`
+  PDNS_SERVER_ID      PowerDNS server id (default localhost)
+  RABBITMQ_API_URL    RabbitMQ management API, e.g. http://127.0.0.1:15672
+  RABBITMQ_USERNAME   RabbitMQ management user
+  RABBITMQ_PASSWORD   its password; never logged
+  CDKX_CONCURRENCY_<PROVIDER>  calls in flight to one provider, e.g. CDKX_CONCURRENCY_RABBITMQ=2
+                      (default: the provider's own limit, rabbitmq 4; within --concurrency)`
 
 // NewRootCmd returns the cdkx command with the global flags; commands are added by the caller.
 func NewRootCmd(version string) *cobra.Command {
