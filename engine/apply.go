@@ -605,6 +605,9 @@ func (r *run) applyStep(step *planner.Step) error {
 		return r.failStep(step, status, err, ev)
 	}
 	d := planner.Decide(step.Schema, old, step.Type, step.Provider, inputs, step.Resource.Metadata)
+	if step.ForceReplace {
+		d = planner.ForceReplace(step.Schema, d, step.Resource.Metadata)
+	}
 	if d.Op == planner.OpSame || d.Op == planner.OpUpdate {
 		if dep := r.recreatedDependency(step); dep != "" {
 			d = planner.Decision{Op: planner.OpReplace, Changes: d.Changes, DeleteBeforeReplace: step.Schema.DeleteBeforeReplace,

@@ -102,6 +102,18 @@ func deployWith(t *testing.T, a *assembly.Assembly, b state.Backend, reg *engine
 	return res, rec
 }
 
+// validState fails the test when the stack's state breaks an invariant of state.Stack.Validate.
+func validState(t *testing.T, b state.Backend, stack string) {
+	t.Helper()
+	st, err := b.GetStack(context.Background(), stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Validate(); err != nil {
+		t.Errorf("state does not validate:\n%v", err)
+	}
+}
+
 // objectsInState returns physical ID → inputs of every object state records, replaced ones included.
 func objectsInState(t *testing.T, b state.Backend, stack string) map[string]resource.Properties {
 	t.Helper()
@@ -217,6 +229,7 @@ func TestDeployRandomDAGs(t *testing.T) {
 			if diff := cmp.Diff(normalize(cloud.Objects()), normalize(objectsInState(t, b, "S"))); diff != "" {
 				t.Errorf("provider objects vs state (-provider +state):\n%s", diff)
 			}
+			validState(t, b, "S")
 
 			// Fix the provider and deploy again: everything converges, nothing is duplicated.
 			clear(failing)
@@ -509,6 +522,7 @@ func TestRollbackRandomDAGs(t *testing.T) {
 			if diff := cmp.Diff(normalize(cloud.Objects()), normalize(objectsInState(t, b, "S"))); diff != "" {
 				t.Errorf("provider objects vs state (-provider +state):\n%s", diff)
 			}
+			validState(t, b, "S")
 			after, _ := b.GetStack(ctx, "S")
 			if res.Err() == nil {
 				return // nothing failed: nothing to roll back
@@ -591,5 +605,44 @@ func TestProviderConcurrency(t *testing.T) {
 				t.Errorf("max calls in flight = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestForcedReplace replaces an unchanged resource with --replace: a new object, the old one deleted in
+// the cleanup phase, the plan and the run agreeing.
+func TestForcedReplace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cloud := enginetest.NewCloud()
+	reg := engine.NewRegistry(cloud)
+	b := openBackend(t)
+	a := mkAssembly(map[string]string{"A": "a", "B": "b"})
+	if res, _ := deploy(t, a, b, reg, 2); res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	st, _ := b.GetStack(ctx, "S")
+	oldID := st.Resources["A"].PhysicalID
+	p, ds := planner.Make(planner.Input{Assembly: a, Stacks: []string{"S"}, State: map[string]*state.Stack{"S": st},
+		Schemas: reg.Schema, Replace: []string{"A"}})
+	if ds.HasErrors() {
+		t.Fatal(ds.Err())
+	}
+	if c, u, r, d := p.Counts(); c+u+d != 0 || r != 1 {
+		t.Fatalf("plan counts = %d %d %d %d, want one replacement", c, u, r, d)
+	}
+	res, err := engine.Deploy(ctx, p, engine.Options{Backend: b, Providers: reg})
+	if err != nil || res.Err() != nil || res.Replaced != 1 {
+		t.Fatalf("Deploy: %v %v, replaced %d", err, res.Err(), res.Replaced)
+	}
+	st, _ = b.GetStack(ctx, "S")
+	if st.Resources["A"].PhysicalID == oldID || len(st.Resources["A"].Replaced) != 0 {
+		t.Errorf("A after --replace: physical ID %s (old %s), %d replaced objects left", st.Resources["A"].PhysicalID, oldID, len(st.Resources["A"].Replaced))
+	}
+	if _, ok := cloud.Objects()[oldID]; ok {
+		t.Errorf("old object %s still exists", oldID)
+	}
+	if _, ds := planner.Make(planner.Input{Assembly: a, Stacks: []string{"S"}, State: map[string]*state.Stack{"S": st},
+		Schemas: reg.Schema, Replace: []string{"Nope"}}); !ds.HasErrors() {
+		t.Errorf("--replace of an unknown ID: no error")
 	}
 }

@@ -143,3 +143,18 @@ func sensitive(v any) any {
 	}
 	return resource.Sensitive
 }
+
+// ForceReplace turns d (a decision about a resource with a live object) into a replacement forced by
+// --replace: same or update become replace, keeping the changes; a create or a replacement stays as it is.
+// The old and new objects share their identity, so a delete-before-replace type (or the resource's
+// cdkx:deleteBeforeReplace metadata) deletes first.
+func ForceReplace(s resource.Schema, d Decision, metadata map[string]any) Decision {
+	if d.Op != OpSame && d.Op != OpUpdate {
+		return d
+	}
+	dbr := s.DeleteBeforeReplace
+	if v, ok := metadata["cdkx:deleteBeforeReplace"].(bool); ok {
+		dbr = v
+	}
+	return Decision{Op: OpReplace, Changes: d.Changes, DeleteBeforeReplace: dbr, Reason: "forced by --replace"}
+}

@@ -33,6 +33,8 @@ type Step struct {
 	Inputs resource.Properties
 	// Dependencies are the direct dependencies: logical IDs in the same stack, sorted.
 	Dependencies []string
+	// ForceReplace is set by --replace: the resource is replaced even when nothing changed.
+	ForceReplace bool
 }
 
 // Key returns "Stack/LogicalID".
@@ -95,6 +97,8 @@ type Input struct {
 	// Targets and Excludes are the --target and --exclude IDs ("Stack/LogicalID" or a unique logical
 	// ID): see Select. Both empty: every resource is planned.
 	Targets, Excludes []string
+	// Replace are the --replace IDs (same forms): resources replaced even though nothing changed.
+	Replace []string
 }
 
 // Make builds the dependency graph of the selected stacks and diffs it against state, narrowed to
@@ -114,7 +118,22 @@ func Make(in Input) (*Plan, diag.Diagnostics) {
 		}
 	}
 	p := &Plan{Graph: g, Outputs: map[string]resource.Properties{}, Assembly: in.Assembly, State: in.State, Selection: sel}
-	pr := &predictor{in: in, steps: map[string]*Step{}, plan: p}
+	pr := &predictor{in: in, steps: map[string]*Step{}, plan: p, replace: map[string]bool{}}
+	if len(in.Replace) > 0 {
+		var keys []string
+		for _, n := range g.Nodes {
+			if n.Kind == ResourceNode {
+				keys = append(keys, n.Key())
+			}
+		}
+		resolved, err := resolveIDs("--replace", in.Replace, keys, in.Stacks, "the selected stacks")
+		if err != nil {
+			return nil, append(ds, diag.Diagnostic{Severity: diag.Error, Summary: err.Error()})
+		}
+		for _, k := range resolved {
+			pr.replace[k] = true
+		}
+	}
 	for _, id := range g.Order() {
 		n := g.Nodes[id]
 		switch n.Kind {
@@ -189,9 +208,10 @@ func deletes(a *assembly.Assembly, stacks []*state.Stack, sel *Selection) ([]*St
 
 // predictor computes predicted inputs and outputs in graph order.
 type predictor struct {
-	in    Input
-	plan  *Plan
-	steps map[string]*Step // by "Stack/LogicalID"
+	in      Input
+	plan    *Plan
+	steps   map[string]*Step // by "Stack/LogicalID"
+	replace map[string]bool  // keys forced to be replaced (--replace)
 }
 
 func (pr *predictor) step(as *assembly.Stack, stack, logicalID string) *Step {
@@ -206,6 +226,10 @@ func (pr *predictor) step(as *assembly.Stack, stack, logicalID string) *Step {
 	s := &Step{Stack: stack, LogicalID: logicalID, Type: r.Type, Provider: r.Provider, Resource: r, Schema: schema,
 		Old: old, Inputs: inputs.(map[string]any), Dependencies: ResourceDependencies(r)}
 	s.Decision = Decide(schema, old, r.Type, r.Provider, s.Inputs, r.Metadata)
+	if pr.replace[s.Key()] {
+		s.ForceReplace = true
+		s.Decision = ForceReplace(schema, s.Decision, r.Metadata)
+	}
 	pr.steps[s.Key()] = s
 	return s
 }

@@ -27,6 +27,8 @@ type Options struct {
 	Exclusively bool
 	// Target holds --target and --exclude.
 	Target project.TargetFlags
+	// Replace are the --replace IDs: resources replaced even though nothing changed.
+	Replace []string
 	// Refresh reads every resource from its provider first and plans against what exists (--refresh).
 	Refresh bool
 	// NoRollback keeps the partial progress of a failed deploy (--no-rollback).
@@ -68,6 +70,7 @@ Exit codes: 0 ok, 1 error, 3 a stack is locked, 4 a resource failed, 130 interru
 			return deployRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringArrayVar(&opts.Replace, "replace", nil, "replace this resource (Stack/LogicalID, or a LogicalID unique across the stacks) even if nothing changed; repeatable")
 	cmd.Flags().BoolVarP(&opts.Exclusively, "exclusively", "e", false, "deploy only the named stacks, not the stacks they depend on")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read every resource from its provider first, so that drift is corrected")
 	cmd.Flags().BoolVar(&opts.NoRollback, "no-rollback", false, "on a failure, keep what this run changed instead of rolling it back")
@@ -120,7 +123,7 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 		return err
 	}
 	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema,
-		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes})
+		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes, Replace: opts.Replace})
 	view.Diagnostics(errOut, ds, cfg.Verbose, colorOn(f, cfg))
 	if plan == nil {
 		view.DiagnosticsFooter(errOut, ds, "nothing was deployed")

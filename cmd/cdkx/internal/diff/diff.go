@@ -29,6 +29,8 @@ type Options struct {
 	Refresh bool
 	// Target holds --target and --exclude.
 	Target project.TargetFlags
+	// Replace are the --replace IDs: resources replaced even though nothing changed.
+	Replace []string
 }
 
 // NewCmdDiff returns the diff command; runF replaces diffRun in tests.
@@ -56,6 +58,7 @@ With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 
 			return diffRun(cmd.Context(), opts)
 		},
 	}
+	cmd.Flags().StringArrayVar(&opts.Replace, "replace", nil, "replace this resource (Stack/LogicalID, or a LogicalID unique across the stacks) even if nothing changed; repeatable")
 	cmd.Flags().BoolVarP(&opts.Exclusively, "exclusively", "e", false, "only the named stacks, not the stacks they depend on")
 	cmd.Flags().BoolVar(&opts.DetailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read every resource from its provider first and show drift (nothing is written)")
@@ -95,7 +98,7 @@ func diffRun(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
 	}
 	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema,
-		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes})
+		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes, Replace: opts.Replace})
 	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, color)
 	if plan == nil {
 		view.DiagnosticsFooter(f.IO.ErrOut, ds, "fix them and run diff again")
