@@ -1028,35 +1028,49 @@ func (r *run) deleteReplaced(step *planner.Step, ev func(string, Status, string)
 	obj := *step.Object
 	prov, err := r.opts.Providers.Provider(obj.Provider)
 	if err == nil {
-		_ = r.record(step.Stack, nil, ev(obj.PhysicalID, DeleteInProgress, "old object replaced by a new one"))
-		err = r.call(prov.Name(), func(ctx context.Context) error {
-			err := prov.Delete(ctx, resource.DeleteRequest{Type: obj.Type, PhysicalID: obj.PhysicalID, Properties: obj.Inputs, Outputs: obj.Outputs})
-			if errors.Is(err, resource.ErrNotFound) {
-				return nil
-			}
+		pending := *r.current(step.Stack, step.LogicalID)
+		pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: obj.PhysicalID, StartedAt: r.opts.Now().UTC()}
+		err = r.pendingCall(step.Stack, &pending, ev(obj.PhysicalID, DeleteInProgress, "old object replaced by a new one"), prov.Name(),
+			func(ctx context.Context) error {
+				err := prov.Delete(ctx, resource.DeleteRequest{Type: obj.Type, PhysicalID: obj.PhysicalID, Properties: obj.Inputs, Outputs: obj.Outputs})
+				if errors.Is(err, resource.ErrNotFound) {
+					return nil
+				}
+				return err
+			})
+		if IsStateError(err) {
 			return err
-		})
+		}
 	}
 	if err != nil {
 		r.fail(Failure{Stack: step.Stack, LogicalID: step.LogicalID, Type: obj.Type, Status: DeleteFailed, Err: err})
-		_ = r.record(step.Stack, nil, ev(obj.PhysicalID, DeleteFailed, err.Error()))
+		kept := *r.current(step.Stack, step.LogicalID)
+		kept.Pending = nil // the old object still exists and stays listed; the next deploy deletes it
+		_ = r.put(step.Stack, &kept, ev(obj.PhysicalID, DeleteFailed, err.Error()))
 		return err
 	}
 	r.done(DeleteComplete)
+	return r.forgetReplaced(step.Stack, step.LogicalID, obj.PhysicalID, ev(obj.PhysicalID, DeleteComplete, ""))
+}
+
+// forgetReplaced removes a deleted object from its resource's list of replaced objects (and the record
+// itself when nothing of it is left), clearing the pending operation.
+func (r *run) forgetReplaced(stack, logicalID, physicalID string, e Event) error {
 	r.mu.Lock()
-	cur := r.stacks[step.Stack].Resources[step.LogicalID]
+	cur := r.stacks[stack].Resources[logicalID]
 	next := *cur
-	next.Replaced = slices.DeleteFunc(slices.Clone(cur.Replaced), func(o state.Object) bool { return o.PhysicalID == obj.PhysicalID })
+	next.Pending = nil
+	next.Replaced = slices.DeleteFunc(slices.Clone(cur.Replaced), func(o state.Object) bool { return o.PhysicalID == physicalID })
 	next.UpdatedAt = r.opts.Now().UTC()
 	var change state.Change
-	if next.PhysicalID == "" && len(next.Replaced) == 0 && next.Pending == nil && cur.Status == string(DeleteComplete) {
-		delete(r.stacks[step.Stack].Resources, step.LogicalID)
-		change = state.Change{Kind: state.DeleteResource, LogicalID: step.LogicalID}
+	if next.PhysicalID == "" && len(next.Replaced) == 0 {
+		delete(r.stacks[stack].Resources, logicalID)
+		change = state.Change{Kind: state.DeleteResource, LogicalID: logicalID}
 	} else {
-		r.stacks[step.Stack].Resources[step.LogicalID] = &next
+		r.stacks[stack].Resources[logicalID] = &next
 		change = state.Change{Kind: state.PutResource, Resource: &next}
 	}
-	ch := r.j.enqueue(step.Stack, []state.Change{change}, stamp(ev(obj.PhysicalID, DeleteComplete, ""), next.UpdatedAt))
+	ch := r.j.enqueue(stack, []state.Change{change}, stamp(e, next.UpdatedAt))
 	r.mu.Unlock()
 	return r.wait(ch)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -143,6 +144,9 @@ func (r *run) refreshOne(stack string, rec *state.Resource) error {
 	}
 	ev := func(physicalID string, status Status, reason string) Event {
 		return Event{Stack: stack, Type: rec.Type, LogicalID: rec.LogicalID, PhysicalID: physicalID, Status: status, Reason: reason}
+	}
+	if rec.Pending != nil && rec.Pending.Op == "deleting" && rec.Pending.PhysicalID != "" && rec.Pending.PhysicalID != rec.PhysicalID {
+		return r.recoverReplacedDelete(stack, rec, ev)
 	}
 	if rec.Pending != nil && rec.PhysicalID == "" {
 		return r.recoverCreate(stack, rec, prov, ev)
@@ -287,4 +291,35 @@ func describeChanges(changes []planner.PropertyChange) string {
 
 func compact(v any) string {
 	return string(resource.Canonical(v))
+}
+
+// recoverReplacedDelete settles an interrupted delete of an object left by a replacement: gone → it leaves
+// the record's replaced list; still there → it stays listed, and the next deploy's cleanup deletes it.
+func (r *run) recoverReplacedDelete(stack string, rec *state.Resource, ev func(string, Status, string) Event) error {
+	id := rec.Pending.PhysicalID
+	i := slices.IndexFunc(rec.Replaced, func(o state.Object) bool { return o.PhysicalID == id })
+	if i < 0 { // not listed any more: nothing to settle
+		next := *rec
+		next.Pending = nil
+		return r.putRefreshed(stack, &next, ev(id, DeleteComplete, "recovered: the interrupted delete had been recorded"))
+	}
+	obj := rec.Replaced[i]
+	prov, err := r.opts.Providers.Provider(obj.Provider)
+	if err != nil {
+		return err
+	}
+	err = r.call(prov.Name(), func(ctx context.Context) error {
+		_, err := prov.Read(ctx, resource.ReadRequest{Type: obj.Type, PhysicalID: obj.PhysicalID, Properties: obj.Inputs, Outputs: obj.Outputs})
+		return err
+	})
+	switch {
+	case errors.Is(err, resource.ErrNotFound):
+		r.done(DeleteComplete)
+		return r.forgetReplaced(stack, rec.LogicalID, id, ev(id, DeleteComplete, "recovered: the interrupted delete of the replaced object had happened"))
+	case err != nil:
+		return err
+	}
+	next := *rec
+	next.Pending = nil
+	return r.putRefreshed(stack, &next, ev(id, DeleteFailed, "recovered: the replaced object still exists; the next deploy deletes it"))
 }

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -32,7 +33,16 @@ func TestRefreshRecoversPendingOperations(t *testing.T) {
 	createdID := cloud.Put(resource.Properties{"key": "made", "value": "v"}) // created, result never recorded
 	updatedID := cloud.Put(resource.Properties{"key": "upd", "value": "new"})
 	deletedKeptID := cloud.Put(resource.Properties{"key": "del-kept", "value": "v"})
+	liveID := cloud.Put(resource.Properties{"key": "rep", "value": "new"})
+	oldKeptID := cloud.Put(resource.Properties{"key": "rep-old-kept", "value": "old"})
+	replaced := func(id, live, old string) *state.Resource {
+		r := rec(id, live, resource.Properties{"key": "rep", "value": "new"}, pending("deleting", nil, old))
+		r.Replaced = []state.Object{{Type: enginetest.CloudType, Provider: "fake", PhysicalID: old}}
+		return r
+	}
 	changes := []state.Change{
+		{Kind: state.PutResource, Resource: replaced("RepGone", liveID, "fake-old-gone")},
+		{Kind: state.PutResource, Resource: replaced("RepKept", liveID, oldKeptID)},
 		{Kind: state.PutResource, Resource: rec("Made", "", nil, pending("creating", resource.Properties{"key": "made", "value": "v"}, ""))},
 		{Kind: state.PutResource, Resource: rec("NotMade", "", nil, pending("creating", resource.Properties{"key": "never", "value": "v"}, ""))},
 		{Kind: state.PutResource, Resource: rec("Upd", updatedID, resource.Properties{"key": "upd", "value": "old"},
@@ -44,8 +54,8 @@ func TestRefreshRecoversPendingOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := b.GetStack(ctx, "S")
-	if n := engine.PendingOperations([]*state.Stack{st}); n != 5 {
-		t.Fatalf("PendingOperations = %d, want 5", n)
+	if n := engine.PendingOperations([]*state.Stack{st}); n != 7 {
+		t.Fatalf("PendingOperations = %d, want 7", n)
 	}
 	var events []engine.Event
 	res, err := engine.Refresh(ctx, []*state.Stack{st}, engine.Options{Backend: b, Providers: reg,
@@ -56,15 +66,17 @@ func TestRefreshRecoversPendingOperations(t *testing.T) {
 	st, _ = b.GetStack(ctx, "S")
 	got := map[string]string{}
 	for id, r := range st.Resources {
-		got[id] = r.Status + " " + r.PhysicalID
+		got[id] = r.Status + " " + r.PhysicalID + fmt.Sprintf(" replaced=%d", len(r.Replaced))
 		if r.Pending != nil {
 			t.Errorf("%s still has a pending operation", id)
 		}
 	}
 	want := map[string]string{
-		"Made":    "CREATE_COMPLETE " + createdID,
-		"Upd":     "UPDATE_COMPLETE " + updatedID,
-		"DelKept": "DELETE_FAILED " + deletedKeptID,
+		"Made":    "CREATE_COMPLETE " + createdID + " replaced=0",
+		"Upd":     "UPDATE_COMPLETE " + updatedID + " replaced=0",
+		"DelKept": "DELETE_FAILED " + deletedKeptID + " replaced=0",
+		"RepGone": "X " + liveID + " replaced=0",
+		"RepKept": "X " + liveID + " replaced=1",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records after recovery (-want +got):\n%s", diff)
@@ -72,7 +84,7 @@ func TestRefreshRecoversPendingOperations(t *testing.T) {
 	if v := st.Resources["Upd"].Inputs["value"]; v != "new" {
 		t.Errorf("Upd inputs value = %v, want the live value new", v)
 	}
-	if len(events) != 5 {
+	if len(events) != 7 {
 		t.Errorf("got %d events, want one per reconciled resource: %+v", len(events), events)
 	}
 	ds, _ := b.ListDeployments(ctx, "S", 0)

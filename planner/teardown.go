@@ -40,12 +40,20 @@ func TeardownGraph(steps []*Step, stackDeps map[string][]string) (*Graph, error)
 			}
 		}
 	}
-	// Objects left by replacements go before the live object of the same logical ID, so that two steps
-	// never change one state record at once.
+	// Objects left by replacements go one after another, then the live object of the same logical ID, so
+	// that two steps never change one state record (or its one pending operation) at once.
 	for _, ids := range byLogical {
+		prevObject := -1
 		for _, a := range ids {
+			if b.nodes[a].Step.Object == nil {
+				continue
+			}
+			if prevObject >= 0 {
+				b.edge(prevObject, a)
+			}
+			prevObject = a
 			for _, c := range ids {
-				if b.nodes[a].Step.Object != nil && b.nodes[c].Step.Object == nil {
+				if b.nodes[c].Step.Object == nil {
 					b.edge(a, c)
 				}
 			}
