@@ -852,13 +852,7 @@ func (r *run) replaceObject(step *planner.Step, prov Provider, old *state.Resour
 	pending := *old
 	pending.Status = string(UpdateInProgress)
 	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: old.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	err = r.pendingCall(step.Stack, &pending, ev(UpdateInProgress, "replacement: "+d.Reason+"; deleting the old object first"), oldProv.Name(), func(ctx context.Context) error {
-		err := oldProv.Delete(ctx, resource.DeleteRequest{Type: old.Type, PhysicalID: old.PhysicalID, Properties: old.Inputs, Outputs: old.Outputs})
-		if errors.Is(err, resource.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
+	err = r.pendingCall(step.Stack, &pending, ev(UpdateInProgress, "replacement: "+d.Reason+"; deleting the old object first"), oldProv.Name(), deleteCall(oldProv, resource.DeleteRequest{Type: old.Type, PhysicalID: old.PhysicalID, Properties: old.Inputs, Outputs: old.Outputs}))
 	if IsStateError(err) {
 		return err
 	}
@@ -997,13 +991,7 @@ func (r *run) deleteStep(step *planner.Step) error {
 	pending := *cur
 	pending.Status = string(DeleteInProgress)
 	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	err = r.pendingCall(step.Stack, &pending, ev(cur.PhysicalID, DeleteInProgress, step.Reason), prov.Name(), func(ctx context.Context) error {
-		err := prov.Delete(ctx, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs})
-		if errors.Is(err, resource.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
+	err = r.pendingCall(step.Stack, &pending, ev(cur.PhysicalID, DeleteInProgress, step.Reason), prov.Name(), deleteCall(prov, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs}))
 	if IsStateError(err) {
 		return err
 	}
@@ -1031,13 +1019,7 @@ func (r *run) deleteReplaced(step *planner.Step, ev func(string, Status, string)
 		pending := *r.current(step.Stack, step.LogicalID)
 		pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: obj.PhysicalID, StartedAt: r.opts.Now().UTC()}
 		err = r.pendingCall(step.Stack, &pending, ev(obj.PhysicalID, DeleteInProgress, "old object replaced by a new one"), prov.Name(),
-			func(ctx context.Context) error {
-				err := prov.Delete(ctx, resource.DeleteRequest{Type: obj.Type, PhysicalID: obj.PhysicalID, Properties: obj.Inputs, Outputs: obj.Outputs})
-				if errors.Is(err, resource.ErrNotFound) {
-					return nil
-				}
-				return err
-			})
+			deleteCall(prov, resource.DeleteRequest{Type: obj.Type, PhysicalID: obj.PhysicalID, Properties: obj.Inputs, Outputs: obj.Outputs}))
 		if IsStateError(err) {
 			return err
 		}
@@ -1102,4 +1084,14 @@ func snapshot(as *assembly.Stack, reg *Registry) []byte {
 		t.Outputs[k] = out{Value: o.Value, Description: o.Description}
 	}
 	return resource.Canonical(t)
+}
+
+// deleteCall returns the provider call that deletes an object; an object already gone is success.
+func deleteCall(prov Provider, req resource.DeleteRequest) func(ctx context.Context) error {
+	return func(ctx context.Context) error {
+		if err := prov.Delete(ctx, req); err != nil && !errors.Is(err, resource.ErrNotFound) {
+			return err
+		}
+		return nil
+	}
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -146,13 +145,7 @@ func (r *run) deleteObject(stack string, cur *state.Resource, prov Provider, e E
 	pending := *cur
 	pending.Status = string(UpdateRollbackInProgress)
 	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	return r.pendingCall(stack, &pending, e, prov.Name(), func(ctx context.Context) error {
-		err := prov.Delete(ctx, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs})
-		if errors.Is(err, resource.ErrNotFound) {
-			return nil
-		}
-		return err
-	})
+	return r.pendingCall(stack, &pending, e, prov.Name(), deleteCall(prov, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs}))
 }
 
 // restore updates an object back to the inputs last applied before this run.

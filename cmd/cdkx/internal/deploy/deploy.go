@@ -3,11 +3,8 @@ package deploy
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
@@ -103,14 +100,8 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 		}
 	}()
 
-	info := state.LockInfo{ID: uuid.NewString(), Operation: "deploy", User: cli.UserName(), Host: hostname(),
-		PID: os.Getpid(), StartedAt: f.Now().UTC(), HeartbeatAt: f.Now().UTC()}
-	release, err := engine.LockStacks(ctx, b, stacks, info, cfg.LockTimeout, cli.LockWaitNotice(f.IO, cfg))
+	release, err := cli.Lock(ctx, f, cfg, b, stacks, "deploy")
 	if err != nil {
-		var le *state.LockedError
-		if errors.As(err, &le) {
-			return &cli.ExitError{Code: cli.ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
-		}
 		return err
 	}
 	defer release()
@@ -179,11 +170,6 @@ func Apply(ctx context.Context, f *cli.Factory, cfg *cli.Config, plan *planner.P
 }
 
 func colorOn(f *cli.Factory, cfg *cli.Config) bool { return f.IO.Color && !cfg.NoColor }
-
-func hostname() string {
-	h, _ := os.Hostname()
-	return h
-}
 
 // tick drives the view's "still creating…" lines until the returned stop is called.
 func tick(f *cli.Factory, ev view.Events) func() {

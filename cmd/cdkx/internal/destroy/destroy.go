@@ -4,14 +4,11 @@ package destroy
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
@@ -120,15 +117,8 @@ func destroyRun(ctx context.Context, opts *Options) (err error) {
 			return nil
 		}
 	}
-	info := state.LockInfo{ID: uuid.NewString(), Operation: "destroy", User: cli.UserName(), PID: os.Getpid(),
-		StartedAt: f.Now().UTC(), HeartbeatAt: f.Now().UTC()}
-	info.Host, _ = os.Hostname()
-	release, err := engine.LockStacks(ctx, b, names, info, cfg.LockTimeout, cli.LockWaitNotice(f.IO, cfg))
+	release, err := cli.Lock(ctx, f, cfg, b, names, "destroy")
 	if err != nil {
-		var le *state.LockedError
-		if errors.As(err, &le) {
-			return &cli.ExitError{Code: cli.ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
-		}
 		return err
 	}
 	defer release()

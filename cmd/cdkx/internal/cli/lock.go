@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/google/uuid"
+
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// Lock takes the locks of stacks for a command doing operation (deploy, destroy, refresh), as this
+// process, waiting up to --lock-timeout and telling the user whom it waits for or whose stale lock it takes
+// over. A lock still held after that is an *ExitError with code ExitLocked naming the holder.
+func Lock(ctx context.Context, f *Factory, cfg *Config, b state.Backend, stacks []string, operation string) (func(), error) {
+	now := f.Now().UTC()
+	info := state.LockInfo{ID: uuid.NewString(), Operation: operation, User: UserName(), PID: os.Getpid(),
+		StartedAt: now, HeartbeatAt: now}
+	info.Host, _ = os.Hostname()
+	release, err := engine.LockStacks(ctx, b, stacks, info, cfg.LockTimeout, LockWaitNotice(f.IO, cfg))
+	var le *state.LockedError
+	if errors.As(err, &le) {
+		return nil, &ExitError{Code: ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
+	}
+	return release, err
+}
