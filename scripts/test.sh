@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # test.sh: run every test of cdkx on this machine.
 #
-# Installs PowerDNS and RabbitMQ from apt when missing, starts a private PowerDNS and a private RabbitMQ on
-# 127.0.0.1 (their own ports and folders, stopped again on exit), checks formatting, vet and lint, then
-# runs the unit tests and the end-to-end suite (the real cdkx binary against those servers) with the race
-# detector:
+# Installs PowerDNS, RabbitMQ and PostgreSQL from apt when missing, starts a private PowerDNS, a private
+# RabbitMQ and a private PostgreSQL cluster on 127.0.0.1 (their own ports and folders, stopped again on
+# exit; CDKX_TEST_POSTGRES_URL points the PostgreSQL backend's tests at the cluster), checks formatting,
+# vet and lint, then runs the unit tests and the end-to-end suite (the real cdkx binary against those
+# servers) with the race detector:
 #   go test -race -count=1 -tags e2e ./...
 # Without the e2e tag, `go test ./...` runs only the fast offline tests.
 set -euo pipefail
@@ -20,17 +21,22 @@ export RMQ_API_PORT=${RMQ_API_PORT:-15693} RMQ_AMQP_PORT=${RMQ_AMQP_PORT:-15692}
 export RMQ_DIST_PORT=${RMQ_DIST_PORT:-25693} RMQ_EPMD_PORT=${RMQ_EPMD_PORT:-14389}
 export RMQ_ADMIN_PASS=${RMQ_ADMIN_PASS:-test-admin-pass}
 export RABBITMQ_API_URL=http://127.0.0.1:$RMQ_API_PORT RABBITMQ_USERNAME=admin RABBITMQ_PASSWORD=$RMQ_ADMIN_PASS
+export PG_PORT=${PG_PORT:-15432}
 
 pdns_dir=$(mktemp -d /tmp/cdkx-test-pdns.XXXXXX)
 rmq_dir=$(mktemp -d /tmp/cdkx-test-rmq.XXXXXX)
+pg_dir=$(mktemp -d /tmp/cdkx-test-pg.XXXXXX)
 cleanup() {
   bash scripts/pdns-down.sh "$pdns_dir" || true
   bash scripts/rmq-down.sh "$rmq_dir" || true
-  rm -rf "$pdns_dir" "$rmq_dir"
+  bash scripts/pg-down.sh "$pg_dir" || true
+  rm -rf "$pdns_dir" "$rmq_dir" "$pg_dir"
 }
 trap cleanup EXIT
 bash scripts/pdns-up.sh "$pdns_dir"
 bash scripts/rmq-up.sh "$rmq_dir"
+CDKX_TEST_POSTGRES_URL=$(bash scripts/pg-up.sh "$pg_dir")
+export CDKX_TEST_POSTGRES_URL
 
 echo "== gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))

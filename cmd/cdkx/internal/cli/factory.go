@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/cdkx-dev/cdkx/adapters/powerdns"
 	"github.com/cdkx-dev/cdkx/adapters/rabbitmq"
 	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/backend/postgres"
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -24,7 +26,7 @@ type Factory struct {
 	Version string
 	Getenv  func(string) string
 	Now     func() time.Time
-	// OpenBackend opens the state backend at location (a SQLite path).
+	// OpenBackend opens the state backend at location: a postgres:// or postgresql:// URL, else a SQLite path.
 	OpenBackend func(ctx context.Context, location string) (state.Backend, error)
 	// Providers returns every provider cdkx knows, each configured on first use.
 	Providers func() *engine.Registry
@@ -36,6 +38,13 @@ type Factory struct {
 func New(version string) *Factory {
 	f := &Factory{IO: System(), Version: version, Getenv: os.Getenv, Now: time.Now}
 	f.OpenBackend = func(ctx context.Context, location string) (state.Backend, error) {
+		if isPostgresURL(location) {
+			b, err := postgres.Open(ctx, location)
+			if err != nil {
+				return nil, err
+			}
+			return b, nil
+		}
 		b, err := sqlite.Open(ctx, location)
 		if err != nil {
 			return nil, err
@@ -48,6 +57,12 @@ func New(version string) *Factory {
 		return t.C, t.Stop
 	}
 	return f
+}
+
+// isPostgresURL reports whether the state location names a PostgreSQL database (postgres:// or
+// postgresql://) rather than a SQLite file.
+func isPostgresURL(location string) bool {
+	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
 }
 
 // DefaultProviders returns the registry of the providers compiled into cdkx: "cdkx" (built in),

@@ -1,0 +1,171 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// CreateDeployment stores d. Its ID and Stack must be set; an ID already stored is an error. The snapshot
+// is stored as text (it is JSON); an empty snapshot is stored as absent and read back as nil.
+func (b *Backend) CreateDeployment(ctx context.Context, d *state.Deployment) error {
+	if d == nil || d.ID == "" {
+		return errors.New("create deployment: empty id")
+	}
+	if d.Stack == "" {
+		return fmt.Errorf("create deployment %q: empty stack name", d.ID)
+	}
+	op := fmt.Sprintf("create deployment %q", d.ID)
+	if err := b.checkOpen(op); err != nil {
+		return err
+	}
+	var snapshot *string
+	if len(d.Snapshot) > 0 {
+		s := string(d.Snapshot)
+		snapshot = &s
+	}
+	_, err := b.pool.Exec(ctx, `INSERT INTO deployments
+(id, stack, kind, status, created_by, cdkx_version, snapshot, snapshot_hash, started_at, finished_at, version, error)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		d.ID, d.Stack, string(d.Kind), string(d.Status), d.CreatedBy, d.CdkxVersion, snapshot, d.SnapshotHash,
+		nanos(d.StartedAt), nanos(d.FinishedAt), d.Version, d.Error)
+	if pgCode(err) == codeUniqueViolation {
+		return fmt.Errorf("%s: a deployment with this id already exists: %w", op, err)
+	}
+	if err != nil {
+		return dbError(b.where, op, err)
+	}
+	return nil
+}
+
+// FinishDeployment sets deployment id's status, finish time, resulting version and error message. An
+// unknown id is an error wrapping state.ErrNotFound.
+func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error {
+	op := fmt.Sprintf("finish deployment %q", id)
+	if err := b.checkOpen(op); err != nil {
+		return err
+	}
+	tag, err := b.pool.Exec(ctx,
+		`UPDATE deployments SET status = $2, finished_at = $3, version = $4, error = $5 WHERE id = $1`,
+		id, string(status), nanos(finishedAt), version, errMsg)
+	if err != nil {
+		return dbError(b.where, op, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("%s: %w", op, state.ErrNotFound)
+	}
+	return nil
+}
+
+// deploymentColumns are the columns ListDeployments and GetDeployment scan, in scanDeployment's order.
+const deploymentColumns = `id, stack, kind, status, created_by, cdkx_version, snapshot_hash, started_at, finished_at, version, error`
+
+// scanDeployment scans deploymentColumns (and then extra destinations) into a Deployment.
+func scanDeployment(row pgx.Row, extra ...any) (state.Deployment, error) {
+	var d state.Deployment
+	var kind, status string
+	var started, finished int64
+	dest := append([]any{&d.ID, &d.Stack, &kind, &status, &d.CreatedBy, &d.CdkxVersion, &d.SnapshotHash,
+		&started, &finished, &d.Version, &d.Error}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return d, err
+	}
+	d.Kind, d.Status = state.DeploymentKind(kind), state.DeploymentStatus(status)
+	d.StartedAt, d.FinishedAt = fromNanos(started), fromNanos(finished)
+	return d, nil
+}
+
+// ListDeployments returns the deployments of stack (of all stacks when stack is ""), newest first by
+// StartedAt and then by ID descending (bytewise), at most limit of them (all when limit <= 0), without
+// snapshots.
+func (b *Backend) ListDeployments(ctx context.Context, stack string, limit int) ([]state.Deployment, error) {
+	const op = "list deployments"
+	if err := b.checkOpen(op); err != nil {
+		return nil, err
+	}
+	var q strings.Builder
+	var args []any
+	q.WriteString(`SELECT ` + deploymentColumns + ` FROM deployments`)
+	if stack != "" {
+		args = append(args, stack)
+		fmt.Fprintf(&q, ` WHERE stack = $%d`, len(args))
+	}
+	q.WriteString(` ORDER BY started_at DESC, id COLLATE "C" DESC`)
+	if limit > 0 {
+		args = append(args, limit)
+		fmt.Fprintf(&q, ` LIMIT $%d`, len(args))
+	}
+	rows, err := b.pool.Query(ctx, q.String(), args...)
+	if err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	defer rows.Close()
+	out := []state.Deployment{}
+	for rows.Next() {
+		d, err := scanDeployment(rows)
+		if err != nil {
+			return nil, dbError(b.where, op, err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	return out, nil
+}
+
+// GetDeployment returns deployment id with its snapshot; an unknown id is an error wrapping
+// state.ErrNotFound.
+func (b *Backend) GetDeployment(ctx context.Context, id string) (*state.Deployment, error) {
+	op := fmt.Sprintf("read deployment %q", id)
+	if err := b.checkOpen(op); err != nil {
+		return nil, err
+	}
+	var snapshot *string
+	d, err := scanDeployment(b.pool.QueryRow(ctx,
+		`SELECT `+deploymentColumns+`, snapshot FROM deployments WHERE id = $1`, id), &snapshot)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("%s: %w", op, state.ErrNotFound)
+	}
+	if err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	if snapshot != nil && *snapshot != "" {
+		d.Snapshot = []byte(*snapshot)
+	}
+	return &d, nil
+}
+
+// Events returns deployment id's events ordered by Seq; none (and no error) for an unknown deployment.
+func (b *Backend) Events(ctx context.Context, deploymentID string) ([]state.Event, error) {
+	op := fmt.Sprintf("read events of deployment %q", deploymentID)
+	if err := b.checkOpen(op); err != nil {
+		return nil, err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT seq, time, stack, logical_id, type, status, reason
+FROM events WHERE deployment_id = $1 ORDER BY seq`, deploymentID)
+	if err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	defer rows.Close()
+	out := []state.Event{}
+	for rows.Next() {
+		e := state.Event{DeploymentID: deploymentID}
+		var at int64
+		if err := rows.Scan(&e.Seq, &at, &e.Stack, &e.LogicalID, &e.Type, &e.Status, &e.Reason); err != nil {
+			return nil, dbError(b.where, op, err)
+		}
+		e.Time = fromNanos(at)
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,145 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// sqlLock inserts the lock row, or refreshes it when the same ID holds it. When another ID holds it, no
+// row is affected, but ON CONFLICT DO UPDATE still locks the conflicting row until the transaction ends,
+// so the holder read next is the one that blocked the insert.
+const sqlLock = `INSERT INTO locks (stack, id, operation, username, host, pid, started_at, heartbeat_at, machine)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (stack) DO UPDATE SET operation = excluded.operation, username = excluded.username,
+  host = excluded.host, pid = excluded.pid, heartbeat_at = excluded.heartbeat_at, machine = excluded.machine
+WHERE locks.id = excluded.id`
+
+// Lock takes info.Stack's lock for info.ID in one transaction: with no lock row it inserts one; with a row
+// of the same ID it refreshes the holder's operation, user, host, PID and heartbeat (keeping StartedAt);
+// with another holder's row it returns *state.LockedError carrying the stored LockInfo. It never waits
+// (beyond another Lock's transaction on the same stack) and never takes over a lock. A zero StartedAt is
+// set to now, a zero HeartbeatAt to StartedAt. The lock is a row, not a session lock: it outlives the
+// process that took it, until Unlock.
+func (b *Backend) Lock(ctx context.Context, info state.LockInfo) error {
+	if info.Stack == "" || info.ID == "" {
+		return fmt.Errorf("lock stack %q: empty stack name or lock id", info.Stack)
+	}
+	op := fmt.Sprintf("lock stack %q", info.Stack)
+	if err := b.checkOpen(op); err != nil {
+		return err
+	}
+	if info.StartedAt.IsZero() {
+		info.StartedAt = b.now()
+	}
+	if info.HeartbeatAt.IsZero() {
+		info.HeartbeatAt = info.StartedAt
+	}
+	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, sqlLock, info.Stack, info.ID, info.Operation, info.User, info.Host, info.PID,
+			nanos(info.StartedAt), nanos(info.HeartbeatAt), info.Machine)
+		if err != nil || tag.RowsAffected() == 1 {
+			return err
+		}
+		return lockedBy(ctx, tx, info.Stack)
+	})
+	var le *state.LockedError
+	if err != nil && !errors.As(err, &le) {
+		return dbError(b.where, op, err)
+	}
+	return err
+}
+
+// querier is what lockedBy reads with: the pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// lockedBy returns the *state.LockedError naming stack's holder, or a state.ErrNotFound error when the
+// stack is not locked.
+func lockedBy(ctx context.Context, q querier, stack string) error {
+	h := state.LockInfo{Stack: stack}
+	var started, heartbeat int64
+	err := q.QueryRow(ctx, `SELECT id, operation, username, host, pid, started_at, heartbeat_at, machine
+FROM locks WHERE stack = $1`, stack).Scan(&h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("stack %q is not locked: %w", stack, state.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	h.StartedAt, h.HeartbeatAt = fromNanos(started), fromNanos(heartbeat)
+	return &state.LockedError{Holder: h}
+}
+
+// Unlock deletes stack's lock row if id holds it (a compare-and-delete); otherwise it does nothing and
+// returns nil.
+func (b *Backend) Unlock(ctx context.Context, stack, id string) error {
+	op := fmt.Sprintf("unlock stack %q", stack)
+	if err := b.checkOpen(op); err != nil {
+		return err
+	}
+	if _, err := b.pool.Exec(ctx, `DELETE FROM locks WHERE stack = $1 AND id = $2`, stack, id); err != nil {
+		return dbError(b.where, op, err)
+	}
+	return nil
+}
+
+// Heartbeat sets the heartbeat time of stack's lock to at if id holds it. When another holder has the
+// lock it returns *state.LockedError naming that holder; when nobody does, an error wrapping
+// state.ErrNotFound. Either way the caller has lost its lock.
+func (b *Backend) Heartbeat(ctx context.Context, stack, id string, at time.Time) error {
+	op := fmt.Sprintf("heartbeat lock %s of stack %q", id, stack)
+	if err := b.checkOpen(op); err != nil {
+		return err
+	}
+	tag, err := b.pool.Exec(ctx, `UPDATE locks SET heartbeat_at = $3 WHERE stack = $1 AND id = $2`, stack, id, nanos(at))
+	if err != nil {
+		return dbError(b.where, op, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	err = lockedBy(ctx, b.pool, stack)
+	var le *state.LockedError
+	switch {
+	case errors.As(err, &le):
+		return err
+	case errors.Is(err, state.ErrNotFound):
+		return fmt.Errorf("heartbeat lock %s: %w", id, err)
+	}
+	return dbError(b.where, op, err)
+}
+
+// Locks returns every held lock, ordered by stack (bytewise).
+func (b *Backend) Locks(ctx context.Context) ([]state.LockInfo, error) {
+	const op = "list locks"
+	if err := b.checkOpen(op); err != nil {
+		return nil, err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT stack, id, operation, username, host, pid, started_at, heartbeat_at, machine
+FROM locks ORDER BY stack COLLATE "C"`)
+	if err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	defer rows.Close()
+	var out []state.LockInfo
+	for rows.Next() {
+		var h state.LockInfo
+		var started, heartbeat int64
+		if err := rows.Scan(&h.Stack, &h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine); err != nil {
+			return nil, dbError(b.where, op, err)
+		}
+		h.StartedAt, h.HeartbeatAt = fromNanos(started), fromNanos(heartbeat)
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	return out, nil
+}

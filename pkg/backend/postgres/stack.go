@@ -1,0 +1,155 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// ListStacks returns the names of the stacks with at least one commit, sorted by bytes (collation "C",
+// whatever the database's collation is, as the SQLite backend sorts).
+func (b *Backend) ListStacks(ctx context.Context) ([]string, error) {
+	const op = "list stacks"
+	if err := b.checkOpen(op); err != nil {
+		return nil, err
+	}
+	rows, err := b.pool.Query(ctx, `SELECT name FROM stacks ORDER BY name COLLATE "C"`)
+	if err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	defer rows.Close()
+	names := []string{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, dbError(b.where, op, err)
+		}
+		names = append(names, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	return names, nil
+}
+
+// sqlGetStack reads a stack's row and all its resource rows in one statement, hence from one snapshot:
+// the row with a version is the stack's, the others are its resources.
+const sqlGetStack = `SELECT NULL::text, version, status, outputs, dependencies, updated_at FROM stacks WHERE name = $1
+UNION ALL
+SELECT logical_id, NULL::bigint, NULL::text, data, NULL::text, NULL::bigint FROM resources WHERE stack = $1`
+
+// GetStack returns the current state of stack name, read from one snapshot: its stacks row and all its
+// resource rows. A stack never committed to is state.NewStack(name) at version 0.
+func (b *Backend) GetStack(ctx context.Context, name string) (*state.Stack, error) {
+	op := fmt.Sprintf("read stack %q", name)
+	if err := b.checkOpen(op); err != nil {
+		return nil, err
+	}
+	rows, err := b.pool.Query(ctx, sqlGetStack, name)
+	if err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	defer rows.Close()
+
+	s := state.NewStack(name)
+	found := false
+	for rows.Next() {
+		var id, status, deps *string
+		var version, updated *int64
+		var data []byte
+		if err := rows.Scan(&id, &version, &status, &data, &deps, &updated); err != nil {
+			return nil, dbError(b.where, op, err)
+		}
+		if version != nil {
+			found = true
+			s.Version, s.Status, s.UpdatedAt = *version, *status, fromNanos(*updated)
+			if err := decodeStackFields(s, data, []byte(*deps)); err != nil {
+				return nil, fmt.Errorf("%s: %w", op, err)
+			}
+			continue
+		}
+		r := new(state.Resource)
+		if err := decodeJSON(data, r); err != nil {
+			return nil, fmt.Errorf("%s: decode resource %q: %w", op, *id, err)
+		}
+		s.Resources[r.LogicalID] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	if !found {
+		return state.NewStack(name), nil
+	}
+	return s, nil
+}
+
+// decodeStackFields sets s.Outputs and s.Dependencies from their stored JSON.
+func decodeStackFields(s *state.Stack, outputs, deps []byte) error {
+	if err := decodeJSON(outputs, &s.Outputs); err != nil {
+		return fmt.Errorf("decode outputs: %w", err)
+	}
+	if s.Outputs == nil {
+		s.Outputs = resource.Properties{}
+	}
+	if err := decodeJSON(deps, &s.Dependencies); err != nil {
+		return fmt.Errorf("decode dependencies: %w", err)
+	}
+	if len(s.Dependencies) == 0 {
+		s.Dependencies = nil
+	}
+	return nil
+}
+
+// GetStackVersion returns stack name as of version, rebuilt by replaying journal versions 1..version in
+// order with state.Stack.Apply. Version 0 is the empty stack; a version the stack never reached (or a
+// negative one) is an error wrapping state.ErrNotFound.
+func (b *Backend) GetStackVersion(ctx context.Context, name string, version int64) (*state.Stack, error) {
+	op := fmt.Sprintf("read stack %q at version %d", name, version)
+	if err := b.checkOpen(op); err != nil {
+		return nil, err
+	}
+	s := state.NewStack(name)
+	if version == 0 {
+		return s, nil
+	}
+	if version < 0 {
+		return nil, fmt.Errorf("%s: %w", op, state.ErrNotFound)
+	}
+	rows, err := b.pool.Query(ctx,
+		`SELECT version, data, created_at FROM journal WHERE stack = $1 AND version <= $2 ORDER BY version`,
+		name, version)
+	if err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v, created int64
+		var data []byte
+		if err := rows.Scan(&v, &data, &created); err != nil {
+			return nil, dbError(b.where, op, err)
+		}
+		if v != s.Version+1 {
+			return nil, fmt.Errorf("%s: journal jumps from version %d to %d", op, s.Version, v)
+		}
+		var changes []state.Change
+		if err := decodeJSON(data, &changes); err != nil {
+			return nil, fmt.Errorf("%s: decode journal version %d: %w", op, v, err)
+		}
+		for i, c := range changes {
+			if err := s.Apply(c); err != nil {
+				return nil, fmt.Errorf("%s: replay journal version %d, change %d: %w", op, v, i, err)
+			}
+		}
+		s.Version = v
+		s.UpdatedAt = fromNanos(created)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, dbError(b.where, op, err)
+	}
+	if s.Version != version {
+		return nil, fmt.Errorf("%s: stack is at version %d: %w", op, s.Version, state.ErrNotFound)
+	}
+	return s, nil
+}
