@@ -133,6 +133,8 @@ type run struct {
 	outputRefs map[string]map[string][]string
 	// applied lists the changes the run made, in the order they succeeded (for rollback).
 	applied []applied
+	// down marks providers found unreachable, until a time (see DownFor).
+	down map[string]downMark
 }
 
 func newRun(ctx context.Context, opts Options) *run {
@@ -144,7 +146,8 @@ func newRun(ctx context.Context, opts Options) *run {
 	}
 	return &run{opts: opts, sem: make(chan struct{}, opts.Concurrency), callCtx: context.WithoutCancel(ctx), provSems: map[string]chan struct{}{},
 		stacks: map[string]*state.Stack{}, outputs: map[string]map[string]resource.Properties{},
-		stackOutputs: map[string]resource.Properties{}, counts: map[Status]int{}, recreated: map[string]bool{}}
+		stackOutputs: map[string]resource.Properties{}, counts: map[Status]int{}, recreated: map[string]bool{},
+		down: map[string]downMark{}}
 }
 
 // Deploy applies a plan: resource steps by dependency, then deletions of resources gone from the assembly
@@ -525,12 +528,65 @@ func (r *run) skip(stack, logicalID, typ string, root *planner.Node) {
 	r.mu.Unlock()
 }
 
+// DownFor is how long a provider that gave no response to any attempt of a call (resource.ErrUnreachable)
+// is treated as down: the calls of that window fail at once, naming the first failure, instead of each
+// spending its own retries on a server that is not there. The next call after it tries again.
+const DownFor = 30 * time.Second
+
+// ProviderDownError fails a call that was not made because its provider was unreachable moments before.
+type ProviderDownError struct {
+	Provider string
+	Cause    error
+}
+
+// Error names the provider and the failure that marked it down.
+func (e *ProviderDownError) Error() string {
+	return fmt.Sprintf("not attempted: provider %s is unreachable (%v)", e.Provider, e.Cause)
+}
+
+// Unwrap returns the failure that marked the provider down.
+func (e *ProviderDownError) Unwrap() error { return e.Cause }
+
+// providerDown returns a *ProviderDownError while provider is marked down, else nil.
+func (r *run) providerDown(provider string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d, ok := r.down[provider]; ok && r.opts.Now().Before(d.until) {
+		return &ProviderDownError{Provider: provider, Cause: d.cause}
+	}
+	return nil
+}
+
+// noteResult marks provider down when err says it was unreachable.
+func (r *run) noteResult(provider string, err error) {
+	if err == nil || !errors.Is(err, resource.ErrUnreachable) {
+		return
+	}
+	var pd *ProviderDownError
+	if errors.As(err, &pd) {
+		return
+	}
+	r.mu.Lock()
+	r.down[provider] = downMark{until: r.opts.Now().Add(DownFor), cause: err}
+	r.mu.Unlock()
+}
+
+type downMark struct {
+	until time.Time
+	cause error
+}
+
 // call runs one call to provider under the global and the provider's concurrency limits, with a context
 // an interrupt does not cancel.
 func (r *run) call(provider string, f func(ctx context.Context) error) error {
+	if err := r.providerDown(provider); err != nil {
+		return err
+	}
 	release := r.acquire(provider)
 	defer release()
-	return f(r.callCtx)
+	err := f(r.callCtx)
+	r.noteResult(provider, err)
+	return err
 }
 
 // acquire takes a slot of provider's limit, then one of the global limit, and returns their release. The
@@ -555,12 +611,20 @@ func (r *run) acquire(provider string) func() {
 // in flight" (never merely queued), then commits pending with its event e, then calls f, then releases the
 // slot. A failure to write the record is returned as it is (a *StateError) and f is not called.
 func (r *run) pendingCall(stack string, pending *state.Resource, e Event, provider string, f func(ctx context.Context) error) error {
+	if err := r.providerDown(provider); err != nil {
+		return err // nothing is called, so nothing is pending
+	}
 	release := r.acquire(provider)
 	defer release()
+	if err := r.providerDown(provider); err != nil {
+		return err // marked down while this call waited for its slot
+	}
 	if err := r.put(stack, pending, e); err != nil {
 		return err
 	}
-	return f(r.callCtx)
+	err := f(r.callCtx)
+	r.noteResult(provider, err)
+	return err
 }
 
 // providerSem returns the semaphore of provider's own limit, or nil when only the global one applies.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -644,5 +645,32 @@ func TestForcedReplace(t *testing.T) {
 	if _, ds := planner.Make(planner.Input{Assembly: a, Stacks: []string{"S"}, State: map[string]*state.Stack{"S": st},
 		Schemas: reg.Schema, Replace: []string{"Nope"}}); !ds.HasErrors() {
 		t.Errorf("--replace of an unknown ID: no error")
+	}
+}
+
+// TestUnreachableProviderFailsFast: once a call finds its provider unreachable (no response to any
+// attempt), the calls that follow fail at once naming that failure, instead of each retrying.
+func TestUnreachableProviderFailsFast(t *testing.T) {
+	t.Parallel()
+	cloud := enginetest.NewCloud()
+	cloud.Fail = func(op, id string) error {
+		return fmt.Errorf("dial tcp 127.0.0.1:1: connection refused: %w", resource.ErrUnreachable)
+	}
+	values := map[string]string{}
+	for i := range 8 {
+		values[fmt.Sprintf("R%d", i)] = "v"
+	}
+	res, _ := deployWith(t, mkAssembly(values), openBackend(t), engine.NewRegistry(cloud), engine.Options{Concurrency: 1, NoRollback: true})
+	if got := cloud.Calls(); got != 1 {
+		t.Errorf("provider called %d times, want 1", got)
+	}
+	if len(res.Failures) != 8 {
+		t.Fatalf("%d failures, want 8", len(res.Failures))
+	}
+	for _, f := range res.Failures[1:] {
+		var pd *engine.ProviderDownError
+		if !errors.As(f.Err, &pd) || !errors.Is(f.Err, resource.ErrUnreachable) {
+			t.Errorf("%s: %v, want a ProviderDownError naming the first failure", f.LogicalID, f.Err)
+		}
 	}
 }

@@ -241,6 +241,16 @@ func (e *RetryError) Error() string {
 // Unwrap returns the last cause, so that errors.As finds the *resource.ProviderError or the net error.
 func (e *RetryError) Unwrap() error { return e.Err }
 
+// Is makes errors.Is(err, resource.ErrUnreachable) true when no attempt got a response (Status 0 and the
+// cause is not a decoded provider error): the provider is down or unreachable, not refusing the request.
+func (e *RetryError) Is(target error) bool {
+	if target != resource.ErrUnreachable || e.Status != 0 {
+		return false
+	}
+	var pe *resource.ProviderError
+	return !errors.As(e.Err, &pe) && !errors.Is(e.Err, context.Canceled) && !errors.Is(e.Err, context.DeadlineExceeded)
+}
+
 // ErrorText renders an error body as one line of at most MaxErrorText bytes: whitespace runs become one
 // space, and a cut is marked with "…".
 func ErrorText(body []byte) string {

@@ -139,6 +139,9 @@ func TestGivesUpWithProviderMessage(t *testing.T) {
 	if got := s.hits.Load(); got != 4 {
 		t.Errorf("server hits = %d, want 4", got)
 	}
+	if errors.Is(err, resource.ErrUnreachable) {
+		t.Errorf("a provider that answered 500 counts as unreachable: %v", err)
+	}
 }
 
 func TestCheckRetryOverride(t *testing.T) {
@@ -190,6 +193,9 @@ func TestConnectionRefused(t *testing.T) {
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("errors.Is(err, ECONNREFUSED) = false for %v", err)
+	}
+	if !errors.Is(err, resource.ErrUnreachable) {
+		t.Errorf("errors.Is(err, resource.ErrUnreachable) = false for a refused connection: %v", err)
 	}
 	wantPrefix := "test: GET " + url + ": giving up after 3 attempts: "
 	if !strings.HasPrefix(err.Error(), wantPrefix) || !strings.Contains(err.Error(), "connection refused") {

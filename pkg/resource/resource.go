@@ -160,6 +160,11 @@ func CRN(resourceType, physicalID string) string {
 // Delete treats it as done; Read returns it for objects deleted out of band.
 var ErrNotFound = errors.New("object not found")
 
+// ErrUnreachable is matched (errors.Is) by an error after which the provider gave no response at all:
+// the connection was refused or timed out on every attempt. The engine then treats the provider as down
+// for a short while instead of spending every later call's retries on it.
+var ErrUnreachable = errors.New("provider unreachable")
+
 // ErrAlreadyExists is returned (wrapped) by Create when an object with the same unique name exists at the
 // provider but is not recorded in state. cdkx never adopts it silently.
 var ErrAlreadyExists = errors.New("object already exists")
