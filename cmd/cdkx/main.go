@@ -17,6 +17,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/list"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/outputs"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/refresh"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/server"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/statecmd"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/unlock"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/version"
@@ -47,6 +48,7 @@ func run(ctx context.Context) int {
 		outputs.NewCmdOutputs(f, nil),
 		refresh.NewCmdRefresh(f, nil),
 		history.NewCmdHistory(f, nil),
+		server.NewCmdServer(f, nil),
 		statecmd.NewCmdState(f),
 		unlock.NewCmdUnlock(f, nil),
 		version.NewCmdVersion(f),

@@ -10,6 +10,7 @@ upper case with dashes as underscores. Flags win over the environment.
 
   CDKX_APP            cloud assembly directory (--app; default "output" of cdkx.json, else cdkx.out)
   CDKX_STATE          state location (--state): a SQLite path (default .cdkx/state.db) or postgres://…
+  CDKX_DATABASE_URL   cdkx server: the PostgreSQL URL of its store (--database-url)
   CDKX_CONCURRENCY    provider calls in flight at once (--concurrency; default 10)
   CDKX_LOCK_TIMEOUT   how long to wait for a locked stack, e.g. 5m (--lock-timeout; default 0)
   CDKX_JSON           JSON lines on stdout (--json)

@@ -1,0 +1,170 @@
+// Package server implements `cdkx server`: run the state service, and manage its API tokens.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/pkg/server"
+)
+
+// Options are the inputs of one `cdkx server`.
+type Options struct {
+	F           *cli.Factory
+	Listen      string
+	ListenSet   bool
+	DatabaseURL string
+}
+
+// NewCmdServer returns the server command and its token subcommands; runF replaces serverRun in tests.
+func NewCmdServer(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the state service (Pulumi-compatible HTTP API on PostgreSQL)",
+		Long: `server serves stacks' state over HTTP, on PostgreSQL, speaking the update lifecycle of the Pulumi
+Service API: the cdkx CLI and the Pulumi CLI (pulumi login http://HOST:PORT) can both use it.
+
+It listens on 127.0.0.1:8080 unless --listen says otherwise; it speaks plain HTTP, so terminate TLS in a
+proxy in front of it. Several replicas may share one database. Clients authenticate with API tokens
+from "cdkx server token create NAME".
+
+Environment: CDKX_DATABASE_URL is the default of --database-url.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ListenSet = cmd.Flags().Changed("listen")
+			if opts.DatabaseURL == "" {
+				opts.DatabaseURL = f.Getenv("CDKX_DATABASE_URL")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return serverRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:8080", "address to listen on (host:port); a non-loopback host must be given explicitly")
+	cmd.PersistentFlags().StringVar(&opts.DatabaseURL, "database-url", "", "PostgreSQL URL, e.g. postgres://user:password@host:5432/cdkx (default $CDKX_DATABASE_URL)")
+	cmd.AddCommand(newCmdToken(f, opts))
+	return cmd
+}
+
+// isLoopback tells whether the host of addr is a loopback address or localhost.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func openServer(ctx context.Context, opts *Options, log *slog.Logger) (*server.Server, error) {
+	if opts.DatabaseURL == "" {
+		return nil, errors.New("no database: pass --database-url postgres://user@host:5432/cdkx or set CDKX_DATABASE_URL")
+	}
+	return server.Open(ctx, opts.DatabaseURL, server.Options{Now: opts.F.Now, Logger: log})
+}
+
+func serverRun(ctx context.Context, opts *Options) error {
+	if !opts.ListenSet && !isLoopback(opts.Listen) {
+		return fmt.Errorf("refusing to listen on %s, which is not a loopback address; pass --listen explicitly", opts.Listen)
+	}
+	log := slog.New(slog.NewJSONHandler(opts.F.IO.ErrOut, nil))
+	srv, err := openServer(ctx, opts, log)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", opts.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", opts.Listen, err)
+	}
+	fmt.Fprintf(opts.F.IO.ErrOut, "cdkx server listening on http://%s\n", ln.Addr())
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	gcDone := make(chan error, 1)
+	go func() { gcDone <- srv.RunCollector(ctx, server.GCInterval) }()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err = hs.Shutdown(shutdownCtx)
+	<-gcDone
+	if err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
+}
+
+func newCmdToken(f *cli.Factory, opts *Options) *cobra.Command {
+	cmd := &cobra.Command{Use: "token", Short: "Create or revoke API tokens of the state service"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "create NAME",
+		Short: "Create an API token and print it (only once; the server keeps only its SHA-256)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.DatabaseURL == "" {
+				opts.DatabaseURL = f.Getenv("CDKX_DATABASE_URL")
+			}
+			srv, err := openServer(cmd.Context(), opts, nil)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			tok, err := srv.CreateToken(cmd.Context(), args[0])
+			if errors.Is(err, server.ErrTokenExists) {
+				return fmt.Errorf("a token named %q exists; revoke it first or choose another name", args[0])
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(f.IO.Out, tok)
+			return nil
+		},
+	})
+	cmd.AddCommand(&cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Revoke the API token named NAME",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.DatabaseURL == "" {
+				opts.DatabaseURL = f.Getenv("CDKX_DATABASE_URL")
+			}
+			srv, err := openServer(cmd.Context(), opts, nil)
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			if err := srv.RevokeToken(cmd.Context(), args[0]); err != nil {
+				if errors.Is(err, server.ErrTokenNotFound) {
+					return fmt.Errorf("no token is named %q", args[0])
+				}
+				return err
+			}
+			fmt.Fprintf(f.IO.ErrOut, "revoked token %q\n", args[0])
+			return nil
+		},
+	})
+	return cmd
+}

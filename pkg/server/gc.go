@@ -1,0 +1,74 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Garbage collection policy.
+const (
+	// GCInterval is how often the collector runs.
+	GCInterval = 60 * time.Second
+	// LeaseGrace is how long after its lease expired a running update is cancelled.
+	LeaseGrace = 30 * time.Second
+	// NotStartedTimeout is how long an update may stay not started.
+	NotStartedTimeout = time.Hour
+)
+
+// gcLockKey is the advisory lock that elects the one replica collecting in a cycle ("cdkxsvgc").
+const gcLockKey int64 = 0x63646b7873766763
+
+// Collect cancels, in one statement, the running updates whose lease expired more than LeaseGrace ago
+// and the updates not started for NotStartedTimeout, which unlocks their stacks; it returns how many
+// it cancelled.
+func (s *Server) Collect(ctx context.Context) (int64, error) {
+	now := s.now()
+	tag, err := s.pool.Exec(ctx, `UPDATE svc_updates SET status = 'cancelled', completed_at = $1, lease_expires_at = NULL
+WHERE (status = 'running' AND lease_expires_at < $2) OR (status IN ('not started', 'requested') AND created_at < $3)`,
+		now, now.Add(-LeaseGrace), now.Add(-NotStartedTimeout))
+	if err != nil {
+		return 0, fmt.Errorf("collect expired updates: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// RunCollector collects at once and then every interval (GCInterval when 0) until ctx is done. Each
+// cycle takes pg_try_advisory_lock on one connection pinned for the collector's lifetime, so that of
+// several replicas only one collects per cycle; the others skip it.
+func (s *Server) RunCollector(ctx context.Context, interval time.Duration) error {
+	if interval <= 0 {
+		interval = GCInterval
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("collector: acquire a connection: %w", err)
+	}
+	defer conn.Release()
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		var got bool
+		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, gcLockKey).Scan(&got); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			s.log.ErrorContext(ctx, "collector: take the lock", "error", err)
+		} else if got {
+			n, err := s.Collect(ctx)
+			if err != nil {
+				s.log.ErrorContext(ctx, "collector", "error", err)
+			} else if n > 0 {
+				s.log.InfoContext(ctx, "collector cancelled expired updates", "count", n)
+			}
+			if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, gcLockKey); err != nil {
+				s.log.ErrorContext(ctx, "collector: release the lock", "error", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}

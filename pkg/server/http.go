@@ -1,0 +1,217 @@
+package server
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// SQLSTATE codes the service acts on.
+const (
+	codeUniqueViolation      = "23505"
+	codeSerializationFailure = "40001"
+	codeDeadlockDetected     = "40P01"
+)
+
+// apiError is an error answered to the client as apitype.ErrorResponse {code, message}.
+type apiError struct {
+	code int
+	msg  string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("[%d] %s", e.code, e.msg) }
+
+func errorf(code int, format string, args ...any) error {
+	return &apiError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// errorResponse mirrors apitype.ErrorResponse.
+type errorResponse struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// noContent makes a handler answer 204 without a body.
+type noContent struct{}
+
+// rawJSON is a response body sent as is.
+type rawJSON []byte
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	if e.code == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	writeJSON(w, e.code, errorResponse{Code: e.code, Message: e.msg})
+}
+
+// call is what the auth layer learnt about a request.
+type call struct {
+	// user is the name of the API token (API calls).
+	user string
+	// leaseHash is the SHA-256 of the update token (execution calls).
+	leaseHash []byte
+}
+
+// handlerFunc answers one request; its result is written as JSON with 200 (nil: an empty 200,
+// noContent: 204, rawJSON: the bytes).
+type handlerFunc func(r *http.Request, c *call) (any, error)
+
+// api serves an API call: `Authorization: token <api-token>`.
+func (s *Server) api(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok := authorization(r)
+		if scheme != "token" || tok == "" {
+			writeError(w, &apiError{http.StatusUnauthorized, "Unauthorized: No credentials provided or are invalid."})
+			return
+		}
+		sum := sha256.Sum256([]byte(tok))
+		var name string
+		err := s.pool.QueryRow(r.Context(), `SELECT name FROM svc_tokens WHERE hash = $1`, sum[:]).Scan(&name)
+		if errors.Is(err, pgx.ErrNoRows) {
+			writeError(w, &apiError{http.StatusUnauthorized, "Unauthorized: No credentials provided or are invalid."})
+			return
+		}
+		if err != nil {
+			writeError(w, s.internal(r, err))
+			return
+		}
+		s.serve(w, r, h, &call{user: name})
+	})
+}
+
+// exec serves an execution call: `Authorization: update-token <lease-token>`; the handler checks the
+// lease under the update's row lock (lockLease).
+func (s *Server) exec(h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, tok := authorization(r)
+		if scheme != "update-token" || tok == "" {
+			writeError(w, &apiError{http.StatusUnauthorized, "Unauthorized: this call needs an update token (Authorization: update-token …)"})
+			return
+		}
+		sum := sha256.Sum256([]byte(tok))
+		s.serve(w, r, h, &call{leaseHash: sum[:]})
+	})
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, h handlerFunc, c *call) {
+	res, err := h(r, c)
+	if err != nil {
+		var ae *apiError
+		if !errors.As(err, &ae) {
+			ae = s.internal(r, err)
+		}
+		writeError(w, ae)
+		return
+	}
+	switch v := res.(type) {
+	case nil:
+		w.WriteHeader(http.StatusOK)
+	case noContent:
+		w.WriteHeader(http.StatusNoContent)
+	case rawJSON:
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(v)
+	default:
+		writeJSON(w, http.StatusOK, v)
+	}
+}
+
+// internal maps an unexpected error: transient PostgreSQL conflicts to 503 (the client retries), the
+// rest to 500, logged.
+func (s *Server) internal(r *http.Request, err error) *apiError {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == codeSerializationFailure || pe.Code == codeDeadlockDetected) {
+		return &apiError{http.StatusServiceUnavailable, "Service Unavailable: conflicting concurrent request; retry"}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &apiError{499, "request cancelled"}
+	}
+	s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+	return &apiError{http.StatusInternalServerError, "Internal Server Error"}
+}
+
+// authorization splits the Authorization header into its scheme and credentials.
+func authorization(r *http.Request) (scheme, credentials string) {
+	scheme, credentials, _ = strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	return strings.ToLower(scheme), strings.TrimSpace(credentials)
+}
+
+// readBody returns the request body, gzip-decoded when Content-Encoding says so, at most s.maxBody
+// bytes (413 beyond).
+func (s *Server) readBody(r *http.Request) ([]byte, error) {
+	tooLarge := errorf(http.StatusRequestEntityTooLarge, "Request Entity Too Large: the body exceeds %d bytes", s.maxBody)
+	var body = io.LimitReader(r.Body, s.maxBody+1)
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip":
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: the body is not valid gzip: %v", err)
+		}
+		defer func() { _ = zr.Close() }()
+		body = io.LimitReader(zr, s.maxBody+1)
+	default:
+		return nil, errorf(http.StatusUnsupportedMediaType, "Unsupported Media Type: Content-Encoding %q; send gzip or nothing", enc)
+	}
+	data, err := io.ReadAll(body)
+	if err != nil {
+		if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: the body is not valid gzip: %v", err)
+		}
+		return nil, err
+	}
+	if int64(len(data)) > s.maxBody {
+		return nil, tooLarge
+	}
+	return data, nil
+}
+
+// decodeBody reads the body as JSON into v; an empty body decodes as {} when allowEmpty.
+func (s *Server) decodeBody(r *http.Request, v any, allowEmpty bool) ([]byte, error) {
+	data, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		if allowEmpty {
+			return data, nil
+		}
+		return nil, errorf(http.StatusBadRequest, "Bad Request: empty body; send a JSON object")
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: malformed JSON body: %v", err)
+	}
+	return data, nil
+}
+
+// inTx runs f in a transaction, committed when f returns nil and rolled back otherwise: a 4xx leaves
+// the database unchanged.
+func (s *Server) inTx(ctx context.Context, f func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, s.pool, f)
+}
+
+// pgCode returns the SQLSTATE of err when it is a server error, or "".
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}

@@ -1,0 +1,177 @@
+// Package server serves the Pulumi-compatible state service over HTTP from a PostgreSQL database.
+//
+// The protocol is the update lifecycle of the Pulumi Service API (paths, JSON field names and status
+// codes of github.com/pulumi/pulumi/sdk/v3/go/common/apitype, mirrored here), so that the cdkx CLI and
+// the Pulumi CLI (`pulumi login http://host:port`) can both keep their stacks' state in it. Every
+// request is one PostgreSQL transaction; the handler keeps no state between requests, so several
+// replicas may serve one database behind a load balancer.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Defaults of Options.
+const (
+	// DefaultLease is how long a lease token issued by start is valid.
+	DefaultLease = 300 * time.Second
+	// MaxLease caps the duration renew_lease grants.
+	MaxLease = 300 * time.Second
+	// DefaultMaxBody bounds a request body, after gzip decoding.
+	DefaultMaxBody = 64 << 20
+	// DefaultOrganization is the organization GET /api/user/organizations/default names.
+	DefaultOrganization = "organization"
+)
+
+// Options configure a Server; zero fields take the defaults.
+type Options struct {
+	// Now is the clock for leases and garbage collection (time.Now).
+	Now func() time.Time
+	// Logger receives one record per request and the collector's reports (discarded when nil).
+	Logger *slog.Logger
+	// Lease is the lifetime of a lease token issued by start (DefaultLease).
+	Lease time.Duration
+	// MaxBody bounds request bodies after gzip decoding (DefaultMaxBody).
+	MaxBody int64
+	// Organization is the default organization (DefaultOrganization).
+	Organization string
+}
+
+// Server is the state service on one PostgreSQL database. It is safe for concurrent use.
+type Server struct {
+	pool    *pgxpool.Pool
+	now     func() time.Time
+	log     *slog.Logger
+	lease   time.Duration
+	maxBody int64
+	org     string
+}
+
+// Open connects to the PostgreSQL database at url (anything pgx accepts, e.g.
+// postgres://user:password@host:5432/cdkx?sslmode=require; search_path selects a schema of its own),
+// applies the service's pending migrations and returns the Server.
+func Open(ctx context.Context, url string, opts Options) (*Server, error) {
+	if url == "" {
+		return nil, errors.New("open service database: empty PostgreSQL URL; pass one such as postgres://user@host:5432/cdkx")
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, errors.New("open service database: the PostgreSQL URL is not valid; write it as postgres://user:password@host:5432/database")
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "cdkx-server"
+	}
+	where := fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open service database %s: %w", where, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open service database %s: check that PostgreSQL runs and the URL is right: %w", where, err)
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open service database %s: %w", where, err)
+	}
+	s := &Server{pool: pool, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.lease <= 0 {
+		s.lease = DefaultLease
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBody
+	}
+	if s.org == "" {
+		s.org = DefaultOrganization
+	}
+	return s, nil
+}
+
+// Close closes the connection pool.
+func (s *Server) Close() { s.pool.Close() }
+
+// Handler returns the HTTP handler of the service.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	const st = "/api/stacks/{org}/{project}/{stack}"
+	const up = st + "/{kind}/{id}"
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.Handle("GET /api/capabilities", s.api(s.capabilities))
+	mux.Handle("GET /api/user", s.api(s.user))
+	mux.Handle("GET /api/user/organizations/default", s.api(s.defaultOrg))
+	mux.Handle("GET /api/user/stacks", s.api(s.listStacks))
+	mux.Handle("POST /api/stacks/{org}/{project}", s.api(s.createStack))
+	mux.Handle("GET "+st, s.api(s.getStack))
+	mux.Handle("DELETE "+st, s.api(s.deleteStack))
+	mux.Handle("GET "+st+"/export", s.api(s.export))
+	mux.Handle("GET "+st+"/export/{version}", s.api(s.exportVersion))
+	mux.Handle("POST "+st+"/import", s.api(s.importStack))
+	mux.Handle("POST "+st+"/encrypt", s.api(s.noSecrets))
+	mux.Handle("POST "+st+"/decrypt", s.api(s.noSecrets))
+	mux.Handle("POST "+st+"/batch-decrypt", s.api(s.noSecrets))
+	mux.Handle("POST "+st+"/{kind}", s.api(s.createUpdate))
+	mux.Handle("POST "+up, s.api(s.startUpdate))
+	mux.Handle("GET "+up, s.api(s.updateStatus))
+	mux.Handle("POST "+up+"/cancel", s.api(s.cancelUpdate))
+	mux.Handle("GET "+up+"/events", s.api(s.listEvents))
+	mux.Handle("PATCH "+up+"/checkpoint", s.exec(s.checkpoint))
+	mux.Handle("PATCH "+up+"/checkpointverbatim", s.exec(s.checkpointVerbatim))
+	mux.Handle("PATCH "+up+"/checkpointdelta", s.exec(s.checkpointDelta))
+	mux.Handle("POST "+up+"/events/batch", s.exec(s.eventsBatch))
+	mux.Handle("POST "+up+"/renew_lease", s.exec(s.renewLease))
+	mux.Handle("POST "+up+"/complete", s.exec(s.complete))
+	return s.logRequests(mux)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	if err := s.pool.Ping(ctx); err != nil {
+		writeError(w, &apiError{http.StatusServiceUnavailable, "Service Unavailable: the database does not answer"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// logRequests logs one record per request: method, path (never headers: they hold tokens), status and
+// duration.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		level := slog.LevelInfo
+		if rec.status >= 500 {
+			level = slog.LevelError
+		}
+		s.log.LogAttrs(r.Context(), level, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+	})
+}

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// emptyDeployment is the export of a stack never deployed: a valid version-3 deployment without
+// resources.
+const emptyDeployment = `{"version":3,"deployment":{"manifest":{"time":"0001-01-01T00:00:00Z","magic":"","version":""},"resources":[]}}`
+
+// validateDeployment checks that data is an UntypedDeployment {version, deployment} whose deployment
+// is an object with a list of resources (or none), and returns the number of resources. Import takes
+// version 3 only; checkpoints also version 4 (deployments with features).
+func validateDeployment(data []byte, importing bool) (int, error) {
+	var d struct {
+		Version    *int            `json:"version"`
+		Deployment json.RawMessage `json:"deployment"`
+	}
+	if err := json.Unmarshal(data, &d); err != nil {
+		return 0, errorf(http.StatusBadRequest, "Bad Request: the deployment is not a valid JSON object: %v", err)
+	}
+	switch {
+	case d.Version == nil:
+		return 0, errorf(http.StatusBadRequest, "Bad Request: the deployment has no version")
+	case *d.Version == 3, *d.Version == 4 && !importing:
+	default:
+		return 0, errorf(http.StatusBadRequest, "Bad Request: deployment version %d is not supported; want 3", *d.Version)
+	}
+	var body map[string]json.RawMessage
+	if len(d.Deployment) == 0 || json.Unmarshal(d.Deployment, &body) != nil || body == nil {
+		return 0, errorf(http.StatusBadRequest, "Bad Request: the deployment field is not a JSON object")
+	}
+	res, ok := body["resources"]
+	if !ok || bytes.Equal(bytes.TrimSpace(res), []byte("null")) {
+		return 0, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(res, &list); err != nil {
+		return 0, errorf(http.StatusBadRequest, "Bad Request: deployment.resources is not a list")
+	}
+	return len(list), nil
+}
+
+func (s *Server) export(r *http.Request, c *call) (any, error) {
+	var data []byte
+	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+		st, err := lookupStack(r.Context(), tx, r, false)
+		if err != nil {
+			return err
+		}
+		if st.version == 0 {
+			data = []byte(emptyDeployment)
+			return nil
+		}
+		return tx.QueryRow(r.Context(), `SELECT data FROM svc_checkpoints WHERE stack_id = $1 AND version = $2`, st.id, st.version).Scan(&data)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rawJSON(data), nil
+}
+
+func (s *Server) exportVersion(r *http.Request, c *call) (any, error) {
+	v, err := strconv.ParseInt(r.PathValue("version"), 10, 64)
+	if err != nil || v < 1 {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: version %q is not a positive number", r.PathValue("version"))
+	}
+	var data []byte
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		st, err := lookupStack(r.Context(), tx, r, false)
+		if err != nil {
+			return err
+		}
+		err = tx.QueryRow(r.Context(), `SELECT data FROM svc_checkpoints WHERE stack_id = $1 AND version = $2`, st.id, v).Scan(&data)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errorf(http.StatusNotFound, "Not Found: stack has no version %d (its latest is %d)", v, st.version)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rawJSON(data), nil
+}
+
+// importStack stores an UntypedDeployment as the stack's next version, through a one-shot update of
+// kind import that succeeds at once; 409 while another update is active.
+func (s *Server) importStack(r *http.Request, c *call) (any, error) {
+	body, err := s.readBody(r)
+	if err != nil {
+		return nil, err
+	}
+	count, err := validateDeployment(body, true)
+	if err != nil {
+		return nil, err
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, body); err != nil {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: malformed JSON body: %v", err)
+	}
+	id := uuid.NewString()
+	now := s.now()
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		st, err := lookupStack(r.Context(), tx, r, false)
+		if err != nil {
+			return err
+		}
+		// Inserted as running, so that the partial unique index refuses it while another update is active.
+		_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, created_at, started_at) VALUES ($1, $2, 'import', $3, $4, $4)`,
+			id, st.id, statusRunning, now)
+		if pgCode(err) == codeUniqueViolation {
+			return errorf(http.StatusConflict, "Conflict: Another update is currently in progress.")
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := s.storeCheckpoint(r.Context(), tx, updateRow{id: id, stackID: st.id}, compact.Bytes(), nil, count); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(r.Context(), `UPDATE svc_stacks SET last_update = $2 WHERE id = $1`, st.id, now); err != nil {
+			return err
+		}
+		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, completed_at = $3 WHERE id = $1`, id, statusSucceeded, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"updateId": id}, nil
+}

@@ -1,0 +1,542 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// Update statuses (apitype.UpdateStatus).
+const (
+	statusNotStarted = "not started"
+	statusRunning    = "running"
+	statusSucceeded  = "succeeded"
+	statusFailed     = "failed"
+	statusCancelled  = "cancelled"
+)
+
+// updateKinds are the kinds POST /api/stacks/{org}/{project}/{stack}/{kind} creates.
+var updateKinds = map[string]bool{"update": true, "preview": true, "refresh": true, "destroy": true}
+
+func isActive(status string) bool {
+	return status == statusNotStarted || status == "requested" || status == statusRunning
+}
+
+// errExpired is the answer to a call with an expired lease; the Pulumi CLI stops renewing on it.
+var errExpired = &apiError{http.StatusForbidden, "The provided update token has expired"}
+
+func (s *Server) createUpdate(r *http.Request, c *call) (any, error) {
+	kind := r.PathValue("kind")
+	if !updateKinds[kind] {
+		return nil, errorf(http.StatusNotFound, "Not Found: unknown update kind %q", kind)
+	}
+	var req map[string]any
+	body, err := s.decodeBody(r, &req, true)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
+	}
+	id := uuid.NewString()
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		st, err := lookupStack(r.Context(), tx, r, false)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, request, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			id, st.id, kind, statusNotStarted, body, s.now())
+		if pgCode(err) == codeUniqueViolation {
+			return errorf(http.StatusConflict, "Conflict: Another update is currently in progress.")
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]string{"updateID": id}, nil
+}
+
+// updateRow is an update as the handlers see it, read under its row lock.
+type updateRow struct {
+	id, kind, status string
+	stackID          int64
+	leaseExpires     *time.Time
+}
+
+// lockUpdate reads and locks the update named by the request's path; 404 when it is not an update of
+// that kind on that stack.
+func lockUpdate(ctx context.Context, tx pgx.Tx, r *http.Request) (updateRow, error) {
+	var u updateRow
+	err := tx.QueryRow(ctx, `SELECT u.id, u.kind, u.status, u.stack_id, u.lease_expires_at FROM svc_updates u
+JOIN svc_stacks s ON s.id = u.stack_id
+WHERE u.id = $1 AND u.kind = $2 AND s.org = $3 AND s.project = $4 AND s.name = $5 FOR UPDATE OF u`,
+		r.PathValue("id"), r.PathValue("kind"), r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")).
+		Scan(&u.id, &u.kind, &u.status, &u.stackID, &u.leaseExpires)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return u, errorf(http.StatusNotFound, "Not Found: update %q not found", r.PathValue("id"))
+	}
+	return u, err
+}
+
+// lockLease finds the update of the request's update token and locks its row: 401 when no update has
+// that token, 403 when it is another update's (or another stack's).
+func lockLease(ctx context.Context, tx pgx.Tx, r *http.Request, c *call) (updateRow, error) {
+	var u updateRow
+	var org, project, stack string
+	err := tx.QueryRow(ctx, `SELECT u.id, u.kind, u.status, u.stack_id, u.lease_expires_at, s.org, s.project, s.name
+FROM svc_updates u JOIN svc_stacks s ON s.id = u.stack_id WHERE u.lease_hash = $1 FOR UPDATE OF u`, c.leaseHash).
+		Scan(&u.id, &u.kind, &u.status, &u.stackID, &u.leaseExpires, &org, &project, &stack)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return u, errorf(http.StatusUnauthorized, "Unauthorized: invalid update token")
+	}
+	if err != nil {
+		return u, err
+	}
+	if u.id != r.PathValue("id") || u.kind != r.PathValue("kind") || org != r.PathValue("org") ||
+		project != r.PathValue("project") || stack != r.PathValue("stack") {
+		return u, errorf(http.StatusForbidden, "Forbidden: the update token belongs to another update")
+	}
+	return u, nil
+}
+
+// requireRunning checks that u is running with an unexpired lease.
+func (s *Server) requireRunning(u updateRow) error {
+	if u.status != statusRunning {
+		return errorf(http.StatusConflict, "Conflict: update %s is %s, not running", u.id, u.status)
+	}
+	if u.leaseExpires == nil || !u.leaseExpires.After(s.now()) {
+		return errExpired
+	}
+	return nil
+}
+
+// newLeaseToken returns a random lease token and its SHA-256.
+func newLeaseToken() (string, []byte, error) {
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return "", nil, err
+	}
+	tok := base64.RawURLEncoding.EncodeToString(raw[:])
+	sum := sha256.Sum256([]byte(tok))
+	return tok, sum[:], nil
+}
+
+// startUpdateRequest mirrors apitype.StartUpdateRequest.
+type startUpdateRequest struct {
+	Tags           map[string]string `json:"tags,omitempty"`
+	JournalVersion int               `json:"journalVersion,omitempty"`
+}
+
+// startUpdateResponse mirrors apitype.StartUpdateResponse.
+type startUpdateResponse struct {
+	Version         int64  `json:"version"`
+	Token           string `json:"token,omitempty"`
+	TokenExpiration int64  `json:"tokenExpiration,omitempty"`
+}
+
+func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
+	var req startUpdateRequest
+	if _, err := s.decodeBody(r, &req, true); err != nil {
+		return nil, err
+	}
+	tok, hash, err := newLeaseToken()
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	exp := now.Add(s.lease)
+	var resp startUpdateResponse
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockUpdate(r.Context(), tx, r)
+		if err != nil {
+			return err
+		}
+		if u.status != statusNotStarted {
+			return errorf(http.StatusConflict, "Conflict: update %s is %s; it can be started only once", u.id, u.status)
+		}
+		if _, err := tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, started_at = $3, lease_hash = $4, lease_expires_at = $5 WHERE id = $1`,
+			u.id, statusRunning, now, hash, exp); err != nil {
+			return err
+		}
+		q := `UPDATE svc_stacks SET last_update = $2 WHERE id = $1 RETURNING version`
+		args := []any{u.stackID, now}
+		if req.Tags != nil {
+			tags, err := json.Marshal(req.Tags)
+			if err != nil {
+				return err
+			}
+			q = `UPDATE svc_stacks SET last_update = $2, tags = $3 WHERE id = $1 RETURNING version`
+			args = append(args, tags)
+		}
+		return tx.QueryRow(r.Context(), q, args...).Scan(&resp.Version)
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp.Token, resp.TokenExpiration = tok, exp.Unix()
+	return resp, nil
+}
+
+// updateResults mirrors apitype.UpdateResults.
+type updateResults struct {
+	Status            string            `json:"status"`
+	Events            []json.RawMessage `json:"events"`
+	ContinuationToken *string           `json:"continuationToken,omitempty"`
+}
+
+func (s *Server) updateStatus(r *http.Request, c *call) (any, error) {
+	var res updateResults
+	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockUpdate(r.Context(), tx, r)
+		res.Status = u.status
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	res.Events = []json.RawMessage{}
+	if isActive(res.Status) {
+		t := "0"
+		res.ContinuationToken = &t
+	}
+	return res, nil
+}
+
+func (s *Server) cancelUpdate(r *http.Request, c *call) (any, error) {
+	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockUpdate(r.Context(), tx, r)
+		if err != nil {
+			return err
+		}
+		switch {
+		case u.status == statusCancelled:
+			return nil
+		case !isActive(u.status):
+			return errorf(http.StatusConflict, "Conflict: update %s already completed (%s)", u.id, u.status)
+		}
+		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, completed_at = $3, lease_expires_at = NULL WHERE id = $1`,
+			u.id, statusCancelled, s.now())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return noContent{}, nil
+}
+
+// eventPageSize bounds the events one GET …/events returns.
+const eventPageSize = 1000
+
+func (s *Server) listEvents(r *http.Request, c *call) (any, error) {
+	after := int64(-1)
+	if t := r.URL.Query().Get("continuationToken"); t != "" {
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: continuationToken %q is not a number", t)
+		}
+		after = n
+	}
+	resp := struct {
+		Events            []json.RawMessage `json:"events"`
+		ContinuationToken *string           `json:"continuationToken,omitempty"`
+	}{Events: []json.RawMessage{}}
+	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockUpdate(r.Context(), tx, r)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(r.Context(), `SELECT seq, data FROM svc_events WHERE update_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+			u.id, after, eventPageSize)
+		if err != nil {
+			return err
+		}
+		last := after
+		for rows.Next() {
+			var data []byte
+			if err := rows.Scan(&last, &data); err != nil {
+				return err
+			}
+			resp.Events = append(resp.Events, data)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if isActive(u.status) || len(resp.Events) == eventPageSize {
+			t := strconv.FormatInt(max(last, 0), 10)
+			if last < 0 {
+				t = strconv.FormatInt(after, 10)
+			}
+			resp.ContinuationToken = &t
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// checkpointRequest mirrors apitype.PatchUpdateCheckpointRequest.
+type checkpointRequest struct {
+	IsInvalid  bool            `json:"isInvalid"`
+	Version    int             `json:"version"`
+	Features   []string        `json:"features,omitempty"`
+	Deployment json.RawMessage `json:"deployment,omitempty"`
+}
+
+func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
+	var req checkpointRequest
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	if len(req.Deployment) == 0 {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: the checkpoint has no deployment")
+	}
+	var compact bytes.Buffer
+	fmt.Fprintf(&compact, `{"version":%d,"deployment":`, req.Version)
+	if err := json.Compact(&compact, req.Deployment); err != nil {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: the deployment is not valid JSON: %v", err)
+	}
+	compact.WriteByte('}')
+	data := compact.Bytes()
+	count, err := validateDeployment(data, false)
+	if err != nil {
+		return nil, err
+	}
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockLease(r.Context(), tx, r, c)
+		if err != nil {
+			return err
+		}
+		if err := s.requireRunning(u); err != nil {
+			return err
+		}
+		_, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, count)
+		return err
+	})
+	return nil, err
+}
+
+// verbatimRequest mirrors apitype.PatchUpdateVerbatimCheckpointRequest.
+type verbatimRequest struct {
+	Version           int             `json:"version"`
+	UntypedDeployment json.RawMessage `json:"untypedDeployment,omitempty"`
+	SequenceNumber    int64           `json:"sequenceNumber"`
+}
+
+func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
+	var req verbatimRequest
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	if len(req.UntypedDeployment) == 0 {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: the checkpoint has no untypedDeployment")
+	}
+	count, err := validateDeployment(req.UntypedDeployment, false)
+	if err != nil {
+		return nil, err
+	}
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockLease(r.Context(), tx, r, c)
+		if err != nil {
+			return err
+		}
+		if err := s.requireRunning(u); err != nil {
+			return err
+		}
+		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
+			return err
+		}
+		_, err = s.storeCheckpoint(r.Context(), tx, u, req.UntypedDeployment, &req.SequenceNumber, count)
+		return err
+	})
+	return nil, err
+}
+
+// seenSequence tells whether update already stored the checkpoint with sequence number seq.
+func seenSequence(ctx context.Context, tx pgx.Tx, update string, seq int64) (bool, error) {
+	var seen bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM svc_checkpoints WHERE update_id = $1 AND sequence_number = $2)`, update, seq).Scan(&seen)
+	return seen, err
+}
+
+// storeCheckpoint stores data as the stack's next version and returns that version.
+func (s *Server) storeCheckpoint(ctx context.Context, tx pgx.Tx, u updateRow, data []byte, seq *int64, resourceCount int) (int64, error) {
+	var version int64
+	if err := tx.QueryRow(ctx, `UPDATE svc_stacks SET version = version + 1, resource_count = $2 WHERE id = $1 RETURNING version`,
+		u.stackID, resourceCount).Scan(&version); err != nil {
+		return 0, err
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO svc_checkpoints (stack_id, version, update_id, sequence_number, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+		u.stackID, version, u.id, seq, data, s.now())
+	return version, err
+}
+
+// deltaRequest mirrors apitype.PatchUpdateCheckpointDeltaRequest.
+type deltaRequest struct {
+	Version         int             `json:"version"`
+	CheckpointHash  string          `json:"checkpointHash"`
+	SequenceNumber  int64           `json:"sequenceNumber"`
+	DeploymentDelta json.RawMessage `json:"deploymentDelta,omitempty"`
+}
+
+func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
+	var req deltaRequest
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	edits, err := parseDelta(req.DeploymentDelta)
+	if err != nil {
+		return nil, err
+	}
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockLease(r.Context(), tx, r, c)
+		if err != nil {
+			return err
+		}
+		if err := s.requireRunning(u); err != nil {
+			return err
+		}
+		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
+			return err
+		}
+		var prev []byte
+		err = tx.QueryRow(r.Context(), `SELECT data FROM svc_checkpoints WHERE update_id = $1 ORDER BY version DESC LIMIT 1`, u.id).Scan(&prev)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errorf(http.StatusBadRequest, "Bad Request: update %s has no checkpoint to apply a delta to; send it verbatim", u.id)
+		}
+		if err != nil {
+			return err
+		}
+		next, err := applyDelta(prev, edits)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(next)
+		if got := hex.EncodeToString(sum[:]); got != strings.ToLower(req.CheckpointHash) {
+			return errorf(http.StatusBadRequest, "Bad Request: checkpointHash mismatch: the delta gives %s, want %s", got, req.CheckpointHash)
+		}
+		count, err := validateDeployment(next, false)
+		if err != nil {
+			return err
+		}
+		_, err = s.storeCheckpoint(r.Context(), tx, u, next, &req.SequenceNumber, count)
+		return err
+	})
+	return nil, err
+}
+
+// eventBatch mirrors apitype.EngineEventBatch.
+type eventBatch struct {
+	Events []json.RawMessage `json:"events"`
+}
+
+func (s *Server) eventsBatch(r *http.Request, c *call) (any, error) {
+	var req eventBatch
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	seqs := make([]int64, len(req.Events))
+	for i, e := range req.Events {
+		var head struct {
+			Sequence  *int64 `json:"sequence"`
+			Timestamp *int64 `json:"timestamp"`
+		}
+		if err := json.Unmarshal(e, &head); err != nil {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: event %d is not a JSON object: %v", i, err)
+		}
+		if head.Sequence == nil || head.Timestamp == nil {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: event %d has no sequence or timestamp", i)
+		}
+		seqs[i] = *head.Sequence
+	}
+	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockLease(r.Context(), tx, r, c)
+		if err != nil {
+			return err
+		}
+		if err := s.requireRunning(u); err != nil {
+			return err
+		}
+		batch := &pgx.Batch{}
+		for i, e := range req.Events {
+			batch.Queue(`INSERT INTO svc_events (update_id, seq, data) VALUES ($1, $2, $3) ON CONFLICT (update_id, seq) DO NOTHING`, u.id, seqs[i], []byte(e))
+		}
+		return tx.SendBatch(r.Context(), batch).Close()
+	})
+	return nil, err
+}
+
+func (s *Server) renewLease(r *http.Request, c *call) (any, error) {
+	var req struct {
+		Duration int `json:"duration"`
+	}
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	if req.Duration <= 0 {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: duration must be a positive number of seconds")
+	}
+	d := min(time.Duration(req.Duration)*time.Second, MaxLease)
+	exp := s.now().Add(d)
+	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockLease(r.Context(), tx, r, c)
+		if err != nil {
+			return err
+		}
+		if err := s.requireRunning(u); err != nil {
+			return err
+		}
+		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET lease_expires_at = $2 WHERE id = $1`, u.id, exp)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	_, tok := authorization(r)
+	return map[string]any{"token": tok, "tokenExpiration": exp.Unix()}, nil
+}
+
+func (s *Server) complete(r *http.Request, c *call) (any, error) {
+	var req struct {
+		Status string `json:"status"`
+	}
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	switch req.Status {
+	case statusSucceeded, statusFailed, statusCancelled:
+	default:
+		return nil, errorf(http.StatusBadRequest, "Bad Request: status %q: want succeeded, failed or cancelled", req.Status)
+	}
+	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := lockLease(r.Context(), tx, r, c)
+		if err != nil {
+			return err
+		}
+		if u.status == req.Status {
+			return nil // a retry: already done
+		}
+		if err := s.requireRunning(u); err != nil {
+			return err
+		}
+		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, completed_at = $3, lease_expires_at = NULL WHERE id = $1`,
+			u.id, req.Status, s.now())
+		return err
+	})
+	return nil, err
+}
