@@ -104,24 +104,34 @@ func TestZoneCreateConflict(t *testing.T) {
 
 func TestZoneRead(t *testing.T) {
 	t.Parallel()
+	noNS := `{"id":"example.test.","name":"example.test.","rrsets":[]}`
+	twoNS := `{"id":"example.test.","name":"example.test.","rrsets":[{"name":"example.test.","type":"NS","ttl":3600,
+		"records":[{"content":"ns2.example.test.","disabled":false},{"content":"ns1.example.test.","disabled":false}]}]}`
 	tests := []struct {
 		name      string
 		hint      string
 		live      string
+		ns        string // answer to the apex NS rrset query; "" when none is expected
 		wantProps string
 	}{
-		{"defaults left out", `{"name":"example.test."}`, zoneJSON(""),
+		{"defaults left out", `{"name":"example.test."}`, zoneJSON(""), noNS,
 			`{"name":"example.test.","kind":"Native"}`},
-		{"set values kept", `{"name":"Example.Test.","nameservers":["ns1.example.test."],"soaEditApi":"DEFAULT","account":""}`, zoneJSON(""),
+		{"set values kept", `{"name":"Example.Test.","nameservers":["ns1.example.test."],"soaEditApi":"DEFAULT","account":""}`, zoneJSON(""), "",
 			`{"name":"Example.Test.","kind":"Native","nameservers":["ns1.example.test."],"soaEditApi":"DEFAULT","account":""}`},
-		{"drift shows", `{"name":"example.test."}`,
-			strings.NewReplacer(`"kind": "Native"`, `"kind": "Master"`, `"account": ""`, `"account": "ops"`, `"soa_edit_api": "DEFAULT"`, `"soa_edit_api": "EPOCH"`).Replace(zoneJSON("")),
-			`{"name":"example.test.","kind":"Master","soaEditApi":"EPOCH","account":"ops"}`},
+		{"drift shows", `{"name":"example.test.","nameservers":["ns1.example.test."]}`,
+			strings.NewReplacer(`"kind": "Native"`, `"kind": "Master"`, `"account": ""`, `"account": "ops"`, `"soa_edit_api": "DEFAULT"`, `"soa_edit_api": "EPOCH"`).Replace(zoneJSON("")), "",
+			`{"name":"example.test.","kind":"Master","nameservers":["ns1.example.test."],"soaEditApi":"EPOCH","account":"ops"}`},
+		{"import reads nameservers from the apex NS rrset", `{}`, zoneJSON(""), twoNS,
+			`{"name":"example.test.","kind":"Native","nameservers":["ns1.example.test.","ns2.example.test."]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, p := newFake(t, exchange{Method: "GET", Path: zoneURL, Query: "rrsets=false", Status: 200, JSON: tt.live})
+			calls := []exchange{{Method: "GET", Path: zoneURL, Query: "rrsets=false", Status: 200, JSON: tt.live}}
+			if tt.ns != "" {
+				calls = append(calls, exchange{Method: "GET", Path: zoneURL, Query: "rrset_name=example.test.&rrset_type=NS", Status: 200, JSON: tt.ns})
+			}
+			_, p := newFake(t, calls...)
 			got, err := p.Read(t.Context(), resource.ReadRequest{Type: powerdns.TypeZone, PhysicalID: "example.test.", Properties: props(t, tt.hint)})
 			if err != nil {
 				t.Fatalf("Read = %v", err)

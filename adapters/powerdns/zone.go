@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
@@ -142,7 +143,14 @@ func (p *Provider) readZone(ctx context.Context, req resource.ReadRequest) (reso
 		props["name"] = name
 	}
 	if ns, ok := hint["nameservers"]; ok {
+		// PowerDNS does not report the nameservers a zone was created with; they are the create-time
+		// content of its apex NS rrset, which may have changed since without the zone being another one.
 		props["nameservers"] = resource.Clone(ns)
+	} else if ns, err := p.apexNameservers(ctx, live); err != nil {
+		return resource.ReadResult{}, err
+	} else if len(ns) > 0 {
+		// No last applied value (an import): the apex NS rrset is what the nameservers made.
+		props["nameservers"] = ns
 	}
 	// Leave out the values PowerDNS fills in by default unless the template sets them, so that a zone
 	// created without them reads back the same.
@@ -216,3 +224,25 @@ func zoneOutputs(z apiZone) resource.Properties {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// apexNameservers returns the contents of the zone's apex NS rrset (GET /zones/{id}?rrset_name=&rrset_type=NS),
+// sorted, or none.
+func (p *Provider) apexNameservers(ctx context.Context, z apiZone) ([]any, error) {
+	rr, err := p.findRRSet(ctx, z.ID, z.Name, "NS")
+	if errors.Is(err, resource.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(rr.Records))
+	for _, r := range rr.Records {
+		names = append(names, r.Content)
+	}
+	sort.Strings(names)
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out, nil
+}

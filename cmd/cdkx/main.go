@@ -14,6 +14,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/destroy"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/diff"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/history"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/importcmd"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/list"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/outputs"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/refresh"
@@ -48,6 +49,7 @@ func run(ctx context.Context) int {
 		outputs.NewCmdOutputs(f, nil),
 		refresh.NewCmdRefresh(f, nil),
 		history.NewCmdHistory(f, nil),
+		importcmd.NewCmdImport(f, nil),
 		server.NewCmdServer(f, nil),
 		statecmd.NewCmdState(f),
 		unlock.NewCmdUnlock(f, nil),

@@ -2,6 +2,7 @@ package view
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
 // Events renders a run's events as they become durable.
@@ -140,6 +142,9 @@ func (t *Table) Summary(s Summary) {
 		fmt.Fprintf(t.w, "%s %s failed: %s (%s)\n", t.pal.bad.Render("✗"), title(s.Command), counts, round(s.Elapsed))
 		for _, f := range res.Failures {
 			fmt.Fprintf(t.w, "  %s %s/%s: %v\n", t.pal.bad.Render(string(f.Status)), f.Stack, f.LogicalID, f.Err)
+			if errors.Is(f.Err, resource.ErrAlreadyExists) {
+				fmt.Fprintf(t.w, "    hint: to manage the existing object, run: cdkx import %s/%s <its physical ID>\n", f.Stack, f.LogicalID)
+			}
 		}
 	case s.Interrupted || (res != nil && res.Interrupted):
 		fmt.Fprintf(t.w, "%s %s interrupted: %s; %d step(s) not started (%s)\n", t.pal.busy.Render("!"), title(s.Command), counts,
