@@ -1,4 +1,4 @@
-// Package statecmd implements `cdkx state`: read recorded state as JSON.
+// Package statecmd implements `cdkx state`: export recorded state as JSON and import it back.
 package statecmd
 
 import (
@@ -26,8 +26,8 @@ type ExportOptions struct {
 
 // NewCmdState returns the `state` command group.
 func NewCmdState(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "state", Short: "Read recorded state"}
-	cmd.AddCommand(NewCmdExport(f, nil))
+	cmd := &cobra.Command{Use: "state", Short: "Export and import recorded state"}
+	cmd.AddCommand(NewCmdExport(f, nil), NewCmdImport(f, nil))
 	return cmd
 }
 
