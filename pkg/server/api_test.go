@@ -440,7 +440,7 @@ func TestDelta(t *testing.T) {
 	}{
 		{"hash mismatch", req(2, hash("x"), edit(at, at, `{"urn":"a"}`))},
 		{"out of bounds", req(2, hash(want), edit(at, len(base)+1, ""))},
-		{"overlap", req(2, hash(want), edit(at, at+1, ""), edit(at-1, at, ""))},
+		{"overlap", req(2, hash(want), edit(at, at, `{"urn":"a"}`), edit(at-1, at+1, "[]"))},
 		{"result not a deployment", req(2, hash(base[:at]), edit(at, len(base), ""))},
 	}
 	for _, tt := range refused {

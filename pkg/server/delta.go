@@ -1,8 +1,10 @@
 package server
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
+	"slices"
 )
 
 // textEdit is one edit of a deploymentDelta, as the Pulumi CLI sends it (capitalised keys); offsets
@@ -31,10 +33,21 @@ func parseDelta(raw json.RawMessage) ([]textEdit, error) {
 	return edits, nil
 }
 
-// applyDelta applies edits, in order, to prev: each replaces the bytes [start, end) with its new text.
-// Edits must be in bounds and must not overlap (each starts at or after the previous one's end).
+// applyDelta applies edits to prev: each replaces the bytes [start, end) with its new text. Like the
+// Pulumi CLI's own applier (gotextdiff.ApplyEdits), the edits are first sorted, stably, by span (start,
+// then end); the CLI sends them in that order anyway. Edits must be in bounds and must not overlap (each
+// starts at or after the previous one's end). Offsets are byte offsets: the text is never decoded, so
+// multi-byte UTF-8 and escapes in prev are kept as they are.
 func applyDelta(prev []byte, edits []textEdit) ([]byte, error) {
-	out := make([]byte, 0, len(prev))
+	edits = slices.Clone(edits)
+	slices.SortStableFunc(edits, func(a, b textEdit) int {
+		return cmp.Or(cmp.Compare(a.Span.Start.Offset, b.Span.Start.Offset), cmp.Compare(a.Span.End.Offset, b.Span.End.Offset))
+	})
+	size := len(prev) // an upper bound that untrusted offsets cannot inflate
+	for _, e := range edits {
+		size += len(e.NewText)
+	}
+	out := make([]byte, 0, size)
 	pos := 0
 	for i, e := range edits {
 		start, end := e.Span.Start.Offset, e.Span.End.Offset
@@ -42,7 +55,7 @@ func applyDelta(prev []byte, edits []textEdit) ([]byte, error) {
 		case start < 0 || end < start || end > len(prev):
 			return nil, errorf(http.StatusBadRequest, "Bad Request: edit %d spans bytes %d-%d, outside the previous checkpoint (%d bytes)", i, start, end, len(prev))
 		case start < pos:
-			return nil, errorf(http.StatusBadRequest, "Bad Request: edit %d starts at byte %d, before the end of the previous edit (%d)", i, start, pos)
+			return nil, errorf(http.StatusBadRequest, "Bad Request: edits overlap: one spans bytes %d-%d, another ends at byte %d", start, end, pos)
 		}
 		out = append(out, prev[pos:start]...)
 		out = append(out, e.NewText...)

@@ -141,7 +141,10 @@ type startUpdateRequest struct {
 	JournalVersion int               `json:"journalVersion,omitempty"`
 }
 
-// startUpdateResponse mirrors apitype.StartUpdateResponse.
+// startUpdateResponse mirrors apitype.StartUpdateResponse, without its journalVersion: the server does
+// not implement PATCH …/journalentries (the replay of apitype.JournalEntry into a snapshot, as the
+// engine's JournalEntries.Snap does it), so start never echoes a journalVersion, whatever the request
+// asks, and the Pulumi CLI then saves checkpoints (verbatim or delta) instead of journaling.
 type startUpdateResponse struct {
 	Version         int64  `json:"version"`
 	Token           string `json:"token,omitempty"`
