@@ -36,7 +36,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	now := time.Date(2026, 11, 21, 7, 0, 0, 0, time.UTC)
 	res := func(id, phys string, deps ...string) *state.Resource {
 		return &state.Resource{LogicalID: id, Type: "Fake::Test::Thing", Provider: "fake", PhysicalID: phys,
-			Inputs: resource.Properties{"ttl": json.Number("300"), "list": []any{"a", json.Number("1.5")}},
+			Inputs:  resource.Properties{"ttl": json.Number("300"), "list": []any{"a", json.Number("1.5")}},
 			Outputs: resource.Properties{"crn": "crn:" + phys}, Dependencies: deps, Status: "CREATE_COMPLETE", UpdatedAt: now}
 	}
 	if _, err := src.Commit(ctx, "d1", "App", []state.Change{
