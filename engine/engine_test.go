@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -672,5 +673,81 @@ func TestUnreachableProviderFailsFast(t *testing.T) {
 		if !errors.As(f.Err, &pd) || !errors.Is(f.Err, resource.ErrUnreachable) {
 			t.Errorf("%s: %v, want a ProviderDownError naming the first failure", f.LogicalID, f.Err)
 		}
+	}
+}
+
+// TestCrossStack: a stack reads another's output through {stackRef}; the output flows at deploy, and a
+// failure in the first stack skips the second stack's resources, naming the stack, while an independent
+// stack completes.
+func TestCrossStack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	mk := func(netValue string) *assembly.Assembly {
+		net := &assembly.Stack{ID: "Net", Outputs: map[string]*assembly.Output{
+			"NetID": {Key: "NetID", Value: map[string]any{"ref": "N", "attr": "id"}, Path: "outputs.NetID"}},
+			Resources: []*assembly.Resource{{LogicalID: "N", Type: enginetest.CloudType, Provider: "fake", Path: "resources.N",
+				Properties: resource.Properties{"key": "n", "value": netValue}}}}
+		app := &assembly.Stack{ID: "App", Dependencies: []string{"Net"}, Outputs: map[string]*assembly.Output{},
+			Resources: []*assembly.Resource{{LogicalID: "S", Type: enginetest.CloudType, Provider: "fake", Path: "resources.S",
+				Properties: resource.Properties{"key": "s", "value": map[string]any{"stackRef": "Net", "outputKey": "NetID"}}}}}
+		other := &assembly.Stack{ID: "Other", Outputs: map[string]*assembly.Output{},
+			Resources: []*assembly.Resource{{LogicalID: "O", Type: enginetest.CloudType, Provider: "fake", Path: "resources.O",
+				Properties: resource.Properties{"key": "o", "value": "o"}}}}
+		return &assembly.Assembly{Stacks: []*assembly.Stack{net, app, other}}
+	}
+	cloud := enginetest.NewCloud()
+	reg := engine.NewRegistry(cloud)
+	b := openBackend(t)
+	res, rec := deploy(t, mk("v1"), b, reg, 4)
+	if res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	netSt, _ := b.GetStack(ctx, "Net")
+	appSt, _ := b.GetStack(ctx, "App")
+	if got, want := appSt.Resources["S"].Inputs["value"], netSt.Outputs["NetID"]; got != want || want == nil {
+		t.Errorf("App/S value = %v, want Net's output NetID %v", got, want)
+	}
+	// The Net stack's completion comes before App's resources start.
+	netDone, appStart := -1, -1
+	for i, e := range rec.events {
+		if e.Stack == "Net" && e.LogicalID == "N" && e.Status == engine.CreateComplete {
+			netDone = i
+		}
+		if e.Stack == "App" && e.LogicalID == "S" && e.Status == engine.CreateInProgress && appStart < 0 {
+			appStart = i
+		}
+	}
+	if netDone < 0 || appStart < netDone {
+		t.Errorf("App/S started (event %d) before Net/N completed (event %d)", appStart, netDone)
+	}
+
+	// Net fails on update: App's resource is skipped naming the stack, Other completes.
+	netID := netSt.Resources["N"].PhysicalID
+	cloud.Fail = func(op, id string) error {
+		if op == "update" && id == netID {
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
+	a := mk("v2")
+	a.Stacks[2].Resources[0].Properties["value"] = "o2"
+	res, rec = deployWith(t, a, b, reg, engine.Options{NoRollback: true})
+	var skipped, otherDone bool
+	for _, e := range rec.events {
+		if e.Stack == "App" && e.LogicalID == "S" && e.Status == engine.Skipped && strings.Contains(e.Reason, "stack Net did not complete") {
+			skipped = true
+		}
+		if e.Stack == "Other" && e.LogicalID == "O" && e.Status == engine.UpdateComplete {
+			otherDone = true
+		}
+	}
+	if !skipped {
+		t.Errorf("App/S was not skipped naming stack Net")
+	}
+	if !otherDone {
+		t.Errorf("the independent stack Other did not complete its update")
+	}
+	if len(res.Failures) != 1 || res.Failures[0].Stack != "Net" {
+		t.Errorf("failures = %+v, want exactly Net's", res.Failures)
 	}
 }
