@@ -7,17 +7,15 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
-
-// maxBatch bounds how many Commits share one transaction.
-const maxBatch = 64
 
 // maxAttempts bounds how often a transaction that PostgreSQL aborted to resolve a conflict (deadlock,
 // serialization failure), or that could not be sent at all, is tried.
@@ -83,186 +81,21 @@ FROM events WHERE deployment_id = $1::text`
 // sent, Commit fails although PostgreSQL may have committed it, as with any database; state is consistent
 // either way, and GetStack tells which.
 func (b *Backend) Commit(ctx context.Context, deploymentID, stack string, changes []state.Change, events []state.Event) (int64, error) {
-	if stack == "" {
-		return 0, errors.New("commit: empty stack name")
+	req, err := commitqueue.Prepare(ctx, deploymentID, stack, changes, events)
+	if err != nil {
+		return 0, err
 	}
-	if err := state.ValidateChanges(changes); err != nil {
-		return 0, fmt.Errorf("commit to stack %q: %w", stack, err)
+	b.queue.Submit(req)
+	if req.Err != nil {
+		return 0, dbError(b.where, fmt.Sprintf("commit to stack %q", stack), req.Err)
 	}
-	req := &commitRequest{ctx: ctx, deploymentID: deploymentID, stack: stack}
-	var err error
-	if req.changes, req.journal, err = encodeChanges(changes); err != nil {
-		return 0, fmt.Errorf("commit to stack %q: %w", stack, err)
-	}
-	req.events = make([]state.Event, len(events))
-	for i, e := range events {
-		if e.DeploymentID == "" {
-			e.DeploymentID = deploymentID
-		} else if e.DeploymentID != deploymentID {
-			return 0, fmt.Errorf("commit to stack %q: event %d belongs to deployment %q, not %q", stack, i, e.DeploymentID, deploymentID)
-		}
-		if e.Stack == "" {
-			e.Stack = stack
-		}
-		if e.Seq < 0 {
-			return 0, fmt.Errorf("commit to stack %q: event %d has negative seq %d", stack, i, e.Seq)
-		}
-		req.events[i] = e
-	}
-	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("commit to stack %q: %w", stack, err)
-	}
-
-	b.submit(req)
-	if req.err != nil {
-		return 0, dbError(b.where, fmt.Sprintf("commit to stack %q", stack), req.err)
-	}
-	return req.version, nil
-}
-
-// commitRequest is one Commit, encoded, on its way through the group-commit queue.
-type commitRequest struct {
-	ctx          context.Context
-	deploymentID string
-	stack        string
-	changes      []encodedChange
-	journal      string
-	events       []state.Event
-
-	// version and err are the result, set by the leader that wrote the request.
-	version int64
-	err     error
-	// wake receives true when the request's goroutine must lead the next group, false when the request
-	// is done.
-	wake chan bool
-}
-
-// committer is the group-commit queue. At most one goroutine, the leader, writes at a time; it writes its
-// own request together with those queued, then hands leadership to the oldest queued request, if any.
-type committer struct {
-	// mu guards all fields.
-	mu      sync.Mutex
-	leading bool
-	closed  bool
-	queue   []*commitRequest
-	// idle is closed and replaced when a leader finds the queue empty; Close waits on it.
-	idle chan struct{}
-}
-
-// close refuses new requests and waits until the queued ones are written.
-func (c *committer) close() {
-	c.mu.Lock()
-	c.closed = true
-	if !c.leading {
-		c.mu.Unlock()
-		return
-	}
-	idle := c.idle
-	c.mu.Unlock()
-	<-idle
-}
-
-// submit writes req, alone or in a group, and returns when req.version or req.err is set.
-func (b *Backend) submit(req *commitRequest) {
-	c := &b.committer
-	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		req.err = errClosed
-		return
-	}
-	if c.leading {
-		req.wake = make(chan bool, 1)
-		c.queue = append(c.queue, req)
-		c.mu.Unlock()
-		if lead := <-req.wake; !lead {
-			return
-		}
-	} else {
-		c.leading = true
-		c.mu.Unlock()
-	}
-	b.lead(req)
-}
-
-// lead writes first and the queued requests (at most maxBatch in all), wakes them, and passes leadership
-// on to the oldest request still queued. A panic while writing fails the group's requests and still
-// passes leadership on before it propagates, so that a caller recovering from it leaves no Commit stuck.
-func (b *Backend) lead(first *commitRequest) {
-	c := &b.committer
-	c.mu.Lock()
-	n := min(len(c.queue), maxBatch-1)
-	batch := make([]*commitRequest, 0, n+1)
-	batch = append(batch, first)
-	batch = append(batch, c.queue[:n]...)
-	c.queue = c.queue[n:]
-	c.mu.Unlock()
-
-	defer func() {
-		if p := recover(); p != nil {
-			for _, r := range batch {
-				r.version, r.err = 0, fmt.Errorf("commit panicked: %v", p)
-			}
-			b.handOff(batch)
-			panic(p)
-		}
-	}()
-	b.writeBatch(batch)
-	b.handOff(batch)
-}
-
-// handOff wakes the requests of a written group, except the leader's own, and passes leadership on to the
-// oldest queued request, or releases it.
-func (b *Backend) handOff(batch []*commitRequest) {
-	for _, r := range batch[1:] {
-		r.wake <- false
-	}
-	c := &b.committer
-	c.mu.Lock()
-	if len(c.queue) == 0 {
-		c.leading = false
-		close(c.idle)
-		c.idle = make(chan struct{})
-		c.mu.Unlock()
-		return
-	}
-	next := c.queue[0]
-	c.queue = c.queue[1:]
-	c.mu.Unlock()
-	next.wake <- true
-}
-
-// writeBatch writes the requests in one transaction, or, when that fails and there are several, each in
-// a transaction of its own.
-func (b *Backend) writeBatch(batch []*commitRequest) {
-	live := batch[:0:0]
-	for _, r := range batch {
-		if err := r.ctx.Err(); err != nil {
-			r.err = err
-			continue
-		}
-		live = append(live, r)
-	}
-	if len(live) == 0 {
-		return
-	}
-	// A group is replayed one Commit at a time only when it certainly was rolled back: after a lost
-	// connection or a timeout it may have been committed, and replaying it would apply it twice.
-	if err := b.writeTx(live); err == nil || len(live) == 1 || !rolledBack(err) {
-		for _, r := range live {
-			r.err = err
-		}
-		return
-	}
-	for _, r := range live {
-		r.err = b.writeTx([]*commitRequest{r})
-	}
+	return req.Version, nil
 }
 
 // writeTx writes the requests in one transaction and sets their versions, trying again (with jittered
 // exponential backoff) when the transaction was aborted to resolve a conflict or could not be sent. The
 // transaction is not tied to any request's context: once sent, it completes, within CommitTimeout.
-func (b *Backend) writeTx(reqs []*commitRequest) error {
+func (b *Backend) writeTx(reqs []*commitqueue.Request) error {
 	ctx, cancel := context.WithTimeout(context.Background(), CommitTimeout)
 	defer cancel()
 	var err error
@@ -310,7 +143,7 @@ type step struct {
 // transaction (PostgreSQL commits it at the batch's Sync, or rolls all of it back at its first error), so
 // the group costs one round trip and one WAL flush. The requests' versions are set only once it is
 // committed.
-func (b *Backend) sendTx(ctx context.Context, reqs []*commitRequest) error {
+func (b *Backend) sendTx(ctx context.Context, reqs []*commitqueue.Request) error {
 	batch := &pgx.Batch{}
 	var steps []step
 	queue := func(s step, sql string, args ...any) {
@@ -322,14 +155,14 @@ func (b *Backend) sendTx(ctx context.Context, reqs []*commitRequest) error {
 	// Commits in arrival order), then the event locks, by deployment ID; only then the writes, which touch
 	// nothing that another transaction could hold without holding one of those locks.
 	reqs = slices.Clone(reqs)
-	slices.SortStableFunc(reqs, func(a, b *commitRequest) int { return strings.Compare(a.stack, b.stack) })
+	slices.SortStableFunc(reqs, func(a, b *commitqueue.Request) int { return strings.Compare(a.Stack, b.Stack) })
 	versions := make([]int64, len(reqs))
 	var deployments []string
 	for i, r := range reqs {
-		queue(step{version: &versions[i], what: wrapf("increment version of stack %q", r.stack)},
-			sqlBumpVersion, r.stack, r.deploymentID, r.journal)
-		if len(r.events) > 0 {
-			deployments = append(deployments, r.deploymentID)
+		queue(step{version: &versions[i], what: wrapf("increment version of stack %q", r.Stack)},
+			sqlBumpVersion, r.Stack, r.DeploymentID, r.Journal)
+		if len(r.Events) > 0 {
+			deployments = append(deployments, r.DeploymentID)
 		}
 	}
 	slices.Sort(deployments)
@@ -337,18 +170,18 @@ func (b *Backend) sendTx(ctx context.Context, reqs []*commitRequest) error {
 		queue(step{what: wrapf("lock events of deployment %q", d)}, sqlLockEvents, eventLockClass, d)
 	}
 	for _, r := range reqs {
-		for _, c := range r.changes {
-			what := wrapf("%s %q", c.kind, c.logicalID)
-			switch c.kind {
+		for _, c := range r.Changes {
+			what := wrapf("%s %q", c.Kind, c.LogicalID)
+			switch c.Kind {
 			case state.PutResource:
-				queue(step{what: what}, sqlPutResource, r.stack, c.logicalID, c.data)
+				queue(step{what: what}, sqlPutResource, r.Stack, c.LogicalID, c.Data)
 			case state.DeleteResource:
-				queue(step{what: what}, sqlDeleteResource, r.stack, c.logicalID)
+				queue(step{what: what}, sqlDeleteResource, r.Stack, c.LogicalID)
 			case state.PutStack:
-				queue(step{what: what}, sqlPutStack, r.stack, c.status, c.data, c.deps)
+				queue(step{what: what}, sqlPutStack, r.Stack, c.Status, c.Data, c.Deps)
 			}
 		}
-		for _, e := range r.events {
+		for _, e := range r.Events {
 			if e.Seq == 0 {
 				queue(step{what: wrapf("insert event of deployment %q", e.DeploymentID)}, sqlAppendEvent,
 					e.DeploymentID, nanos(e.Time), e.Stack, e.LogicalID, e.Type, e.Status, e.Reason)
@@ -386,7 +219,7 @@ func (b *Backend) sendTx(ctx context.Context, reqs []*commitRequest) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	for i, r := range reqs {
-		r.version = versions[i]
+		r.Version = versions[i]
 	}
 	return nil
 }

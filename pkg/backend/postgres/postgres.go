@@ -33,6 +33,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -48,7 +50,7 @@ const DefaultConnectTimeout = 10 * time.Second
 const CommitTimeout = 60 * time.Second
 
 // errClosed is returned by methods called after Close.
-var errClosed = errors.New("state database is closed")
+var errClosed = commitqueue.ErrClosed
 
 // Backend is a state.Backend on one PostgreSQL database (or one schema of it, with search_path). It is
 // safe for concurrent use, and several processes may use one database at once; see the package
@@ -57,8 +59,8 @@ type Backend struct {
 	// where names the database in errors: postgres://user@host:port/database, without the password.
 	where string
 	pool  *pgxpool.Pool
-	// committer queues Commits for group commit.
-	committer committer
+	// queue groups concurrent Commits into shared transactions.
+	queue commitqueue.Queue
 	// now is the clock for the lock times the backend fills in itself. Stack and journal times are the
 	// server's clock, read under the stack's row lock.
 	now func() time.Time
@@ -89,7 +91,7 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 		cc.RuntimeParams["application_name"] = "cdkx"
 	}
 	b := &Backend{where: describe(&cc.Config), now: time.Now}
-	b.committer.idle = make(chan struct{})
+	b.queue.Write, b.queue.Replayable = b.writeTx, rolledBack
 
 	b.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -114,7 +116,7 @@ func (b *Backend) Location() string { return b.where }
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
 		b.closed.Store(true)
-		b.committer.close()
+		b.queue.Close()
 		b.pool.Close()
 	})
 	return nil

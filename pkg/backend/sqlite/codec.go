@@ -28,12 +28,3 @@ func decodeJSON(data []byte, v any) error {
 	dec.UseNumber()
 	return dec.Decode(v)
 }
-
-// encodeDependencies encodes a stack's dependencies; nil and empty are "[]".
-func encodeDependencies(deps []string) (string, error) {
-	if len(deps) == 0 {
-		return "[]", nil
-	}
-	b, err := json.Marshal(deps)
-	return string(b), err
-}

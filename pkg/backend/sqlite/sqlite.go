@@ -33,6 +33,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+
 	"github.com/cdkx-dev/cdkx/pkg/state"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
@@ -55,8 +57,8 @@ type Backend struct {
 	// w is the write pool, of one connection, which wr pins; r is the read-only pool.
 	w, r *sql.DB
 	wr   writer
-	// committer queues Commits for group commit.
-	committer committer
+	// queue groups concurrent Commits into shared transactions.
+	queue commitqueue.Queue
 	// ckpt runs WAL checkpoints in the background.
 	ckpt *checkpointer
 	// now is the clock for times the backend stamps itself (stack and journal times, lock defaults).
@@ -92,7 +94,7 @@ func Open(ctx context.Context, path string) (*Backend, error) {
 	}
 
 	b := &Backend{path: path, now: time.Now}
-	b.committer.idle = make(chan struct{})
+	b.queue.Write = b.writeTx
 	var err error
 	b.w, err = openPool(ctx, path, writerParams(), 1)
 	if err != nil {
@@ -130,7 +132,7 @@ func (b *Backend) Path() string { return b.path }
 // fail.
 func (b *Backend) Close() error {
 	b.closeOnce.Do(func() {
-		b.committer.close()
+		b.queue.Close()
 		var errs []error
 		if b.ckpt != nil {
 			errs = append(errs, b.ckpt.close())

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
@@ -333,8 +335,10 @@ func TestTwoBackendsOnOneFile(t *testing.T) {
 	}
 }
 
-// TestGroupFailureIsolated writes a group in which one Commit fails: the others still commit, each with
-// its own version, and the failed one leaves nothing behind.
+// TestGroupFailureIsolated writes a group in which one Commit fails (its event's Seq is taken) through the
+// backend's own writer: the group's transaction rolls back whole, then each Commit is written alone, so
+// the others commit with their own versions and the failed one leaves nothing behind. A Commit whose
+// context ended while queued is not written.
 func TestGroupFailureIsolated(t *testing.T) {
 	ctx := t.Context()
 	b := openTemp(t)
@@ -342,35 +346,43 @@ func TestGroupFailureIsolated(t *testing.T) {
 	if _, err := b.Commit(ctx, "d", "web", nil, []state.Event{{Seq: 5, Status: "X"}}); err != nil {
 		t.Fatal(err)
 	}
-	req := func(id string, seq int64) *commitRequest {
-		changes, journal, err := encodeChanges([]state.Change{{Kind: state.PutResource, Resource: &state.Resource{LogicalID: id}}})
+	req := func(ctx context.Context, id string, seq int64) *commitqueue.Request {
+		r, err := commitqueue.Prepare(ctx, "d", "web", []state.Change{{Kind: state.PutResource, Resource: &state.Resource{LogicalID: id}}},
+			[]state.Event{{Seq: seq, Status: id}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &commitRequest{ctx: ctx, deploymentID: "d", stack: "web", changes: changes, journal: journal,
-			events: []state.Event{{DeploymentID: "d", Stack: "web", Seq: seq, Status: id}}}
+		return r
 	}
 	cancelled, cancel := context.WithCancel(ctx)
+	late := req(ctx, "late", 0)
+	late.Ctx = cancelled
 	cancel()
-	late := req("late", 0)
-	late.ctx = cancelled
-	batch := []*commitRequest{req("a", 0), req("dup", 5), late, req("b", 0)}
-	b.writeBatch(batch)
-
+	batch := []*commitqueue.Request{req(ctx, "a", 0), req(ctx, "dup", 5), late, req(ctx, "b", 0)}
+	if err := b.writeTx([]*commitqueue.Request{batch[0], batch[1], batch[3]}); err == nil {
+		t.Fatal("writeTx of a group with a taken event seq = nil, want an error")
+	}
+	if s, _ := b.GetStack(ctx, "web"); s.Version != 1 {
+		t.Fatalf("after the failed group transaction: version %d, want 1 (nothing written)", s.Version)
+	}
+	q := &commitqueue.Queue{Write: b.writeTx}
+	for _, r := range batch {
+		q.Submit(r) // one at a time: the same as the replay of a failed group
+	}
 	type result struct {
 		Version int64
 		Failed  bool
 	}
 	var got []result
 	for _, r := range batch {
-		got = append(got, result{r.version, r.err != nil})
+		got = append(got, result{r.Version, r.Err != nil})
 	}
 	want := []result{{2, false}, {0, true}, {0, true}, {3, false}}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("group results (-want +got):\n%s", diff)
+		t.Errorf("results (-want +got):\n%s", diff)
 	}
-	if !errors.Is(late.err, context.Canceled) {
-		t.Errorf("cancelled request's error = %v, want context.Canceled", late.err)
+	if !errors.Is(late.Err, context.Canceled) {
+		t.Errorf("cancelled request's error = %v, want context.Canceled", late.Err)
 	}
 	s, err := b.GetStack(ctx, "web")
 	if err != nil {
@@ -422,40 +434,6 @@ func TestCloseWaitsForCommits(t *testing.T) {
 	}
 	if int(s.Version) != committed || len(s.Resources) != committed {
 		t.Errorf("after reopen: version %d with %d resources, want %d committed", s.Version, len(s.Resources), committed)
-	}
-}
-
-func TestJournalEncoding(t *testing.T) {
-	r := &state.Resource{LogicalID: "a", Type: "T", Inputs: resource.Properties{"n": json.Number("1"), "h": "<&>"}}
-	tests := []struct {
-		name    string
-		changes []state.Change
-	}{
-		{"none", nil},
-		{"plain put", []state.Change{{Kind: state.PutResource, Resource: r}}},
-		{"put with stray fields", []state.Change{{Kind: state.PutResource, Resource: r, LogicalID: "x", Status: "S",
-			Outputs: resource.Properties{"o": "v"}, Dependencies: []string{"d"}}}},
-		{"mixed", []state.Change{
-			{Kind: state.PutResource, Resource: r},
-			{Kind: state.DeleteResource, LogicalID: "b"},
-			{Kind: state.PutStack, Status: "UPDATE_COMPLETE", Outputs: resource.Properties{"u": "v"}, Dependencies: []string{"x"}},
-			{Kind: state.PutStack},
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, journal, err := encodeChanges(tt.changes)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := json.Marshal(append([]state.Change{}, tt.changes...))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if journal != string(want) {
-				t.Errorf("encodeChanges() journal = %s, want json.Marshal's %s", journal, want)
-			}
-		})
 	}
 }
 

@@ -1,0 +1,297 @@
+// Package commitqueue groups concurrent state commits into shared transactions (group commit), for the
+// SQL state backends.
+//
+// A backend prepares each Commit with Prepare (validation and encoding, before any transaction) and hands
+// it to its Queue, which writes it through the backend's Write function: alone, or together with the
+// Commits that queued up while the previous transaction was being written. At most one goroutine, the
+// leader, writes at a time; it writes its own request with those queued (at most MaxBatch in all), wakes
+// them, and hands leadership to the oldest request still queued.
+package commitqueue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// ErrClosed is the error of a Request submitted after Close.
+var ErrClosed = errors.New("state database is closed")
+
+// DefaultMaxBatch bounds how many Commits share one transaction when Queue.MaxBatch is 0.
+const DefaultMaxBatch = 64
+
+// Request is one Commit, encoded, on its way through the queue.
+type Request struct {
+	Ctx          context.Context
+	DeploymentID string
+	Stack        string
+	Changes      []Change
+	// Journal is the JSON of the []state.Change of the Commit, as journal rows keep it.
+	Journal string
+	// Events are normalised copies: DeploymentID and Stack set, Seq 0 meaning "next".
+	Events []state.Event
+
+	// Version and Err are the result, set by the writer of the request.
+	Version int64
+	Err     error
+	// wake receives true when the request's goroutine must lead the next group, false when it is done.
+	wake chan bool
+}
+
+// Change is a change with its row values encoded before any transaction starts.
+type Change struct {
+	Kind      state.ChangeKind
+	LogicalID string
+	// Data is the resource JSON (PutResource) or the outputs JSON (PutStack); Deps the dependencies JSON
+	// (PutStack).
+	Data, Deps string
+	Status     string
+}
+
+// Prepare validates and encodes one Commit: an empty stack, an invalid change (state.Change.Validate), an
+// event of another deployment or with a negative Seq, or a ctx already cancelled is an error, and nothing
+// is queued. Events are copied, never modified in place.
+func Prepare(ctx context.Context, deploymentID, stack string, changes []state.Change, events []state.Event) (*Request, error) {
+	if stack == "" {
+		return nil, errors.New("commit: empty stack name")
+	}
+	if err := state.ValidateChanges(changes); err != nil {
+		return nil, fmt.Errorf("commit to stack %q: %w", stack, err)
+	}
+	req := &Request{Ctx: ctx, DeploymentID: deploymentID, Stack: stack}
+	var err error
+	if req.Changes, req.Journal, err = EncodeChanges(changes); err != nil {
+		return nil, fmt.Errorf("commit to stack %q: %w", stack, err)
+	}
+	req.Events = make([]state.Event, len(events))
+	for i, e := range events {
+		if e.DeploymentID == "" {
+			e.DeploymentID = deploymentID
+		} else if e.DeploymentID != deploymentID {
+			return nil, fmt.Errorf("commit to stack %q: event %d belongs to deployment %q, not %q", stack, i, e.DeploymentID, deploymentID)
+		}
+		if e.Stack == "" {
+			e.Stack = stack
+		}
+		if e.Seq < 0 {
+			return nil, fmt.Errorf("commit to stack %q: event %d has negative seq %d", stack, i, e.Seq)
+		}
+		req.Events[i] = e
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("commit to stack %q: %w", stack, err)
+	}
+	return req, nil
+}
+
+// EncodeDependencies returns the JSON of a stack's dependencies ("[]" for none).
+func EncodeDependencies(deps []string) (string, error) {
+	if len(deps) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(deps)
+	return string(b), err
+}
+
+// EncodeChanges encodes each change's row values, and the journal entry of all of them: the JSON of
+// changes as a []state.Change. The JSON of a resource is encoded once and used for both, and the journal
+// bytes are the same whichever backend writes them, so that either can replay the other's journal.
+func EncodeChanges(changes []state.Change) ([]Change, string, error) {
+	enc := make([]Change, len(changes))
+	var journal strings.Builder
+	journal.WriteByte('[')
+	for i, c := range changes {
+		if i > 0 {
+			journal.WriteByte(',')
+		}
+		e := Change{Kind: c.Kind, LogicalID: c.LogicalID, Status: c.Status}
+		var plain bool // the journal entry can be built around the resource's JSON
+		switch c.Kind {
+		case state.PutResource:
+			data, err := json.Marshal(c.Resource)
+			if err != nil {
+				return nil, "", fmt.Errorf("change %d: encode resource %q: %w", i, c.Resource.LogicalID, err)
+			}
+			e.LogicalID, e.Data = c.Resource.LogicalID, string(data)
+			plain = c.LogicalID == "" && c.Status == "" && len(c.Outputs) == 0 && len(c.Dependencies) == 0
+			if plain {
+				// What json.Marshal(c) returns when only Kind and Resource are set.
+				journal.WriteString(`{"kind":"put","resource":`)
+				journal.WriteString(e.Data)
+				journal.WriteByte('}')
+			}
+		case state.PutStack:
+			outputs := c.Outputs
+			if outputs == nil {
+				outputs = resource.Properties{}
+			}
+			data, err := json.Marshal(outputs)
+			if err != nil {
+				return nil, "", fmt.Errorf("change %d: encode stack outputs: %w", i, err)
+			}
+			e.Data = string(data)
+			if e.Deps, err = EncodeDependencies(c.Dependencies); err != nil {
+				return nil, "", fmt.Errorf("change %d: encode stack dependencies: %w", i, err)
+			}
+		}
+		if !plain {
+			data, err := json.Marshal(c)
+			if err != nil {
+				return nil, "", fmt.Errorf("change %d: encode: %w", i, err)
+			}
+			journal.Write(data)
+		}
+		enc[i] = e
+	}
+	journal.WriteByte(']')
+	return enc, journal.String(), nil
+}
+
+// Queue is the group-commit queue of one backend. Set Write (and Replayable, MaxBatch) before first use;
+// the zero value is otherwise ready.
+type Queue struct {
+	// Write writes the requests in one transaction and sets their Version; its error fails them all.
+	Write func(reqs []*Request) error
+	// Replayable reports whether a group whose transaction failed with err certainly rolled back, so that
+	// its requests may be written again one per transaction (nil: always). A group that may have been
+	// committed (a lost connection) must not be replayed: that could apply it twice.
+	Replayable func(err error) bool
+	// MaxBatch bounds how many requests share a transaction (0: DefaultMaxBatch).
+	MaxBatch int
+
+	mu      sync.Mutex // guards the fields below
+	leading bool
+	closed  bool
+	queue   []*Request
+	idle    chan struct{} // closed and replaced when a leader finds the queue empty; Close waits on it
+}
+
+// Close refuses new requests and waits until the queued ones are written.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	q.closed = true
+	if !q.leading {
+		q.mu.Unlock()
+		return
+	}
+	idle := q.idleChan()
+	q.mu.Unlock()
+	<-idle
+}
+
+// idleChan returns the channel closed when the current leader finds the queue empty; q.mu is held.
+func (q *Queue) idleChan() chan struct{} {
+	if q.idle == nil {
+		q.idle = make(chan struct{})
+	}
+	return q.idle
+}
+
+// Submit writes req, alone or in a group, and returns when req.Version or req.Err is set.
+func (q *Queue) Submit(req *Request) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		req.Err = ErrClosed
+		return
+	}
+	if q.leading {
+		req.wake = make(chan bool, 1)
+		q.queue = append(q.queue, req)
+		q.mu.Unlock()
+		if lead := <-req.wake; !lead {
+			return
+		}
+	} else {
+		q.leading = true
+		q.mu.Unlock()
+	}
+	q.lead(req)
+}
+
+// lead writes first and the queued requests, wakes them, and passes leadership on. A panic while writing
+// fails the group's requests and still passes leadership on before it propagates, so that a caller
+// recovering from it leaves no Commit stuck.
+func (q *Queue) lead(first *Request) {
+	maxBatch := q.MaxBatch
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatch
+	}
+	q.mu.Lock()
+	n := min(len(q.queue), maxBatch-1)
+	batch := make([]*Request, 0, n+1)
+	batch = append(batch, first)
+	batch = append(batch, q.queue[:n]...)
+	q.queue = q.queue[n:]
+	q.mu.Unlock()
+
+	defer func() {
+		if p := recover(); p != nil {
+			for _, r := range batch {
+				r.Version, r.Err = 0, fmt.Errorf("commit panicked: %v", p)
+			}
+			q.handOff(batch)
+			panic(p)
+		}
+	}()
+	q.writeBatch(batch)
+	q.handOff(batch)
+}
+
+// handOff wakes the requests of a written group, except the leader's own, and passes leadership on to the
+// oldest queued request, or releases it.
+func (q *Queue) handOff(batch []*Request) {
+	for _, r := range batch[1:] {
+		r.wake <- false
+	}
+	q.mu.Lock()
+	if len(q.queue) == 0 {
+		q.leading = false
+		close(q.idleChan())
+		q.idle = make(chan struct{})
+		q.mu.Unlock()
+		return
+	}
+	next := q.queue[0]
+	q.queue = q.queue[1:]
+	q.mu.Unlock()
+	next.wake <- true
+}
+
+// writeBatch writes the requests in one transaction or, when that fails, there are several and the group
+// is Replayable, each in a transaction of its own, so that one Commit's failure never fails another.
+// Requests whose context ended while queued fail without being written.
+func (q *Queue) writeBatch(batch []*Request) {
+	live := batch[:0:0]
+	for _, r := range batch {
+		if err := r.Ctx.Err(); err != nil {
+			r.Err = err
+			continue
+		}
+		live = append(live, r)
+	}
+	if len(live) == 0 {
+		return
+	}
+	err := q.Write(live)
+	if err == nil || len(live) == 1 || (q.Replayable != nil && !q.Replayable(err)) {
+		for _, r := range live {
+			if r.Err = err; err != nil {
+				r.Version = 0
+			}
+		}
+		return
+	}
+	for _, r := range live {
+		r.Err = q.Write([]*Request{r})
+		if r.Err != nil {
+			r.Version = 0
+		}
+	}
+}
