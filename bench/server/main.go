@@ -1,0 +1,601 @@
+// Command server measures `cdkx server`, the state service, and prints a table.
+//
+// It starts two in-process replicas of the service (two http.Servers on 127.0.0.1:0, each with its own
+// pgx pool from server.Open) on one fresh schema of the given database, creates an API token, and for
+// each concurrency level C runs C concurrent deploys, each on its own stack: create update, start, then a
+// loop of checkpointverbatim (a deployment of -resources resources of which one changes each time, with
+// increasing sequenceNumber), checkpointdelta (a one-resource edit, when GET /api/capabilities offers
+// delta-checkpoint-uploads-v2) and events/batch requests, bounded by -checkpoints checkpoint requests per
+// deploy and by -duration per level, then complete. Every deploy alternates its requests between the two
+// replicas. The table gives, per level and request kind, requests, requests/second (requests of that kind
+// over the level's wall time, stack creation included) and p50/p99 latency as the client saw it; the
+// "all" row is every timed request of the level.
+//
+// Storage: a deploy of N resources that checkpoints once per resource with delta edits (one verbatim
+// checkpoint of the empty deployment, then N deltas each adding one resource), over HTTP; then the
+// bytes of its checkpoint rows (sum of octet_length(data) and of pg_column_size(data), i.e. after TOAST
+// compression) and the growth of pg_total_relation_size('svc_checkpoints').
+//
+// Usage: go run ./bench/server -database-url postgres://… [-updates 1,10,50] [-checkpoints 60]
+// [-duration 20s] [-resources 50] [-sizes 100,1000]
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/cdkx-dev/cdkx/pkg/server"
+)
+
+func main() {
+	dbURL := flag.String("database-url", os.Getenv("CDKX_TEST_POSTGRES_URL"), "PostgreSQL database to benchmark on (a fresh schema is created and dropped)")
+	levels := flag.String("updates", "1,10,50", "concurrency levels: concurrent deploys, each on its own stack")
+	checkpoints := flag.Int("checkpoints", 60, "checkpoint requests (verbatim and delta) per deploy")
+	duration := flag.Duration("duration", 20*time.Second, "time bound of each concurrency level")
+	resources := flag.Int("resources", 50, "resources in the throughput deploys' deployment")
+	sizes := flag.String("sizes", "100,1000", "resource counts of the storage deploys (one delta checkpoint per resource)")
+	flag.Parse()
+	if err := run(*dbURL, *levels, *checkpoints, *duration, *resources, *sizes); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/server:", err)
+		os.Exit(1)
+	}
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q: want positive numbers separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// replica is one in-process instance of the service.
+type replica struct {
+	srv  *server.Server
+	http *http.Server
+	url  string
+}
+
+func startReplica(ctx context.Context, dbURL string) (*replica, error) {
+	srv, err := server.Open(ctx, dbURL, server.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		srv.Close()
+		return nil, err
+	}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return &replica{srv: srv, http: hs, url: "http://" + ln.Addr().String()}, nil
+}
+
+func (r *replica) stop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = r.http.Shutdown(ctx)
+	r.srv.Close()
+}
+
+// freshSchema creates a schema of its own on dbURL and returns the URL that opens it and a function that
+// drops it.
+func freshSchema(ctx context.Context, dbURL string) (string, func(), error) {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("-database-url: %w", err)
+	}
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	schema := "cdkx_svc_bench_" + hex.EncodeToString(rnd[:])
+	// Through pgxpool.ParseConfig, so that the URL may carry pool settings (pool_max_conns=…).
+	pcfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return "", nil, fmt.Errorf("-database-url: %w", err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, pcfg.ConnConfig.Copy())
+	if err != nil {
+		return "", nil, err
+	}
+	defer func() { _ = conn.Close(ctx) }()
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		return "", nil, err
+	}
+	drop := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.ConnectConfig(ctx, pcfg.ConnConfig.Copy())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/server: drop schema:", err)
+			return
+		}
+		defer func() { _ = conn.Close(ctx) }()
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/server: drop schema:", err)
+		}
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), drop, nil
+}
+
+func run(dbURL, levelList string, checkpoints int, duration time.Duration, resources int, sizeList string) error {
+	if dbURL == "" {
+		return errors.New("pass -database-url postgres://… (or set CDKX_TEST_POSTGRES_URL)")
+	}
+	levels, err := parseInts(levelList)
+	if err != nil {
+		return fmt.Errorf("-updates %w", err)
+	}
+	sizes, err := parseInts(sizeList)
+	if err != nil {
+		return fmt.Errorf("-sizes %w", err)
+	}
+	// A hard bound on the whole run, whatever happens.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(len(levels))*(duration+time.Minute)+10*time.Minute)
+	defer cancel()
+	schemaURL, drop, err := freshSchema(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer drop()
+	pcfg, err := pgxpool.ParseConfig(schemaURL)
+	if err != nil {
+		return err
+	}
+	var reps []*replica
+	for range 2 {
+		r, err := startReplica(ctx, schemaURL)
+		if err != nil {
+			return err
+		}
+		defer r.stop()
+		reps = append(reps, r)
+	}
+	tok, err := reps[0].srv.CreateToken(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	c := &client{
+		http:  &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}, Timeout: time.Minute},
+		urls:  []string{reps[0].url, reps[1].url},
+		token: "token " + tok,
+	}
+	delta, err := c.offersDelta(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("cdkx server: 2 replicas (pgx pool max %d conns each), %d resources per deployment, %d checkpoint requests per deploy (bound %s per level), delta offered: %v\n\n",
+		pcfg.MaxConns, resources, checkpoints, duration, delta)
+
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "updates\tkind\trequests\treq/s\tp50\tp99\terrors\t")
+	for _, n := range levels {
+		res, wall, err := c.level(ctx, n, checkpoints, duration, resources, delta)
+		if err != nil {
+			return err
+		}
+		all := &latencies{}
+		for _, kind := range kinds {
+			all.d = append(all.d, res[kind].d...)
+			all.errors += res[kind].errors
+		}
+		res[kindAll] = all
+		for _, kind := range append(kinds, kindAll) {
+			lat := res[kind]
+			if len(lat.d) == 0 && lat.errors == 0 {
+				continue
+			}
+			p50, p99 := percentile(lat.d, 50), percentile(lat.d, 99)
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%.0f\t%s\t%s\t%d\t\n", n, kind, len(lat.d), float64(len(lat.d))/wall.Seconds(),
+				fmtDur(p50), fmtDur(p99), lat.errors)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !delta {
+		return nil
+	}
+
+	fmt.Println()
+	db, err := pgxpool.New(ctx, schemaURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tw = tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "resources\tcheckpoints\twall\tfinal state\tstored (octet_length)\tstored (pg_column_size)\ttable growth\tstored/resource\t")
+	for _, n := range sizes {
+		var before int64
+		if err := db.QueryRow(ctx, `SELECT pg_total_relation_size('svc_checkpoints')`).Scan(&before); err != nil {
+			return err
+		}
+		stack := fmt.Sprintf("size-%d", n)
+		start := time.Now()
+		final, err := c.storageDeploy(ctx, stack, n)
+		if err != nil {
+			return fmt.Errorf("storage deploy of %d resources: %w", n, err)
+		}
+		wall := time.Since(start)
+		var rows, raw, stored, after int64
+		if err := db.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(c.data)), 0), coalesce(sum(pg_column_size(c.data)), 0),
+ pg_total_relation_size('svc_checkpoints')
+FROM svc_checkpoints c JOIN svc_stacks s ON s.id = c.stack_id WHERE s.name = $1`, stack).Scan(&rows, &raw, &stored, &after); err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n, rows, wall.Round(time.Millisecond), mb(int64(final)), mb(raw), mb(stored), mb(after-before),
+			fmt.Sprintf("%d B", raw/int64(n)))
+	}
+	return tw.Flush()
+}
+
+func mb(n int64) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d >= 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	default:
+		return d.Round(10 * time.Microsecond).String()
+	}
+}
+
+// Request kinds of the table.
+const (
+	kindCreate   = "create"
+	kindStart    = "start"
+	kindVerbatim = "verbatim"
+	kindDelta    = "delta"
+	kindEvents   = "events/batch"
+	kindComplete = "complete"
+	kindAll      = "all"
+)
+
+var kinds = []string{kindVerbatim, kindDelta, kindEvents, kindCreate, kindStart, kindComplete}
+
+// latencies of one request kind.
+type latencies struct {
+	d      []time.Duration
+	errors int
+}
+
+func percentile(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := (len(s)*p + 99) / 100 // nearest rank
+	return s[max(i, 1)-1]
+}
+
+// client talks to the replicas.
+type client struct {
+	http  *http.Client
+	urls  []string
+	token string
+}
+
+// do sends one request to replica r and returns the status and body.
+func (c *client) do(ctx context.Context, r int, method, path, auth string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.urls[r%len(c.urls)]+path, rd)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Authorization", auth)
+	req.Header.Set("Accept", "application/vnd.pulumi+9")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, data, err
+}
+
+// must sends a request and fails unless it answers 2xx.
+func (c *client) must(ctx context.Context, r int, method, path, auth string, body []byte) ([]byte, error) {
+	code, data, err := c.do(ctx, r, method, path, auth, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if code/100 != 2 {
+		return nil, fmt.Errorf("%s %s = %d %s", method, path, code, data)
+	}
+	return data, nil
+}
+
+func (c *client) offersDelta(ctx context.Context) (bool, error) {
+	data, err := c.must(ctx, 0, "GET", "/api/capabilities", c.token, nil)
+	if err != nil {
+		return false, err
+	}
+	var caps struct {
+		Capabilities []struct {
+			Capability string `json:"capability"`
+			Version    int    `json:"version"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(data, &caps); err != nil {
+		return false, err
+	}
+	for _, cp := range caps.Capabilities {
+		if cp.Capability == "delta-checkpoint-uploads-v2" && cp.Version >= 2 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// begin creates the stack, creates an update (through replica r) and starts it (through r+1); it returns
+// the update's path and lease header.
+func (c *client) begin(ctx context.Context, r int, stack string, rec func(kind string, d time.Duration, err error)) (string, string, error) {
+	if _, err := c.must(ctx, r, "POST", "/api/stacks/bench/proj", c.token, fmt.Appendf(nil, `{"stackName":%q}`, stack)); err != nil {
+		return "", "", err
+	}
+	t := time.Now()
+	data, err := c.must(ctx, r, "POST", "/api/stacks/bench/proj/"+stack+"/update", c.token, []byte(`{"name":"proj"}`))
+	rec(kindCreate, time.Since(t), err)
+	if err != nil {
+		return "", "", err
+	}
+	var cr struct {
+		UpdateID string `json:"updateID"`
+	}
+	if err := json.Unmarshal(data, &cr); err != nil {
+		return "", "", err
+	}
+	path := "/api/stacks/bench/proj/" + stack + "/update/" + cr.UpdateID
+	t = time.Now()
+	data, err = c.must(ctx, r+1, "POST", path, c.token, []byte(`{}`))
+	rec(kindStart, time.Since(t), err)
+	if err != nil {
+		return "", "", err
+	}
+	var sr struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal(data, &sr); err != nil {
+		return "", "", err
+	}
+	return path, "update-token " + sr.Token, nil
+}
+
+// resource renders resource i of a deployment at revision rev (~400 bytes, compact JSON).
+func resource(i, rev int) string {
+	return fmt.Sprintf(`{"urn":"urn:pulumi:bench::proj::cdkx:core:Data::res-%05d","custom":true,"id":"id-%05d","type":"cdkx:core:Data",`+
+		`"inputs":{"name":"res-%05d","size":%d,"tags":{"team":"platform","env":"bench"}},`+
+		`"outputs":{"arn":"arn:cdkx:data:eu-west-1:123456789012:res-%05d","name":"res-%05d","revision":%d,"size":%d,"tags":{"team":"platform","env":"bench"}},`+
+		`"parent":"urn:pulumi:bench::proj::pulumi:pulumi:Stack::proj-bench","provider":"urn:pulumi:bench::proj::pulumi:providers:cdkx::default::0"}`,
+		i, i, i, i, i, i, rev, i)
+}
+
+// deployment renders an UntypedDeployment of n resources whose resource changed is at revision rev (the
+// others at 0).
+func deployment(n, changed, rev int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"version":3,"deployment":{"manifest":{"time":"2026-01-02T03:04:05Z","magic":"bench","version":"v3.259.0"},"resources":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		r := 0
+		if i == changed {
+			r = rev
+		}
+		b.WriteString(resource(i, r))
+	}
+	b.WriteString(`]}}`)
+	return b.Bytes()
+}
+
+// textEdit is one edit of a deploymentDelta, as the Pulumi CLI sends it.
+type textEdit struct {
+	Span    span   `json:"Span"`
+	NewText string `json:"NewText"`
+}
+
+type span struct {
+	URI   string `json:"uri"`
+	Start pos    `json:"start"`
+	End   pos    `json:"end"`
+}
+
+type pos struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	Offset int `json:"offset"`
+}
+
+// diff returns the one edit that turns prev into next (common prefix and suffix kept).
+func diff(prev, next []byte) textEdit {
+	p := 0
+	for p < len(prev) && p < len(next) && prev[p] == next[p] {
+		p++
+	}
+	s := 0
+	for s < len(prev)-p && s < len(next)-p && prev[len(prev)-1-s] == next[len(next)-1-s] {
+		s++
+	}
+	return textEdit{
+		Span:    span{Start: pos{Line: 1, Column: p + 1, Offset: p}, End: pos{Line: 1, Column: len(prev) - s + 1, Offset: len(prev) - s}},
+		NewText: string(next[p : len(next)-s]),
+	}
+}
+
+func deltaBody(seq int64, prev, next []byte) ([]byte, error) {
+	sum := sha256.Sum256(next)
+	return json.Marshal(map[string]any{
+		"version": 3, "checkpointHash": hex.EncodeToString(sum[:]), "sequenceNumber": seq,
+		"deploymentDelta": []textEdit{diff(prev, next)},
+	})
+}
+
+func verbatimBody(seq int64, dep []byte) []byte {
+	return fmt.Appendf(nil, `{"version":3,"untypedDeployment":%s,"sequenceNumber":%d}`, dep, seq)
+}
+
+// level runs n concurrent deploys and returns the latencies per kind and the wall time.
+func (c *client) level(ctx context.Context, n, checkpoints int, bound time.Duration, resources int, delta bool) (map[string]*latencies, time.Duration, error) {
+	var mu sync.Mutex
+	res := map[string]*latencies{}
+	for _, k := range kinds {
+		res[k] = &latencies{}
+	}
+	rec := func(kind string, d time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			res[kind].errors++
+			return
+		}
+		res[kind].d = append(res[kind].d, d)
+	}
+	deadline := time.Now().Add(bound)
+	errs := make([]error, n)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Go(func() {
+			errs[g] = c.deploy(ctx, g, fmt.Sprintf("c%d-%d", n, g), checkpoints, deadline, resources, delta, rec)
+		})
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	return res, wall, errors.Join(errs...)
+}
+
+// deploy is one deploy: create, start, the checkpoint loop with events, complete.
+func (c *client) deploy(ctx context.Context, g int, stack string, checkpoints int, deadline time.Time, resources int, delta bool,
+	rec func(kind string, d time.Duration, err error)) error {
+	path, lease, err := c.begin(ctx, g, stack, rec)
+	if err != nil {
+		return err
+	}
+	r := g // the replica of the next request; every request moves on to the other one
+	send := func(kind, suffix string, body []byte) error {
+		r++
+		t := time.Now()
+		_, err := c.must(ctx, r, "PATCH", path+suffix, lease, body)
+		rec(kind, time.Since(t), err)
+		return err
+	}
+	var prev []byte
+	seq, evSeq := int64(0), 0
+	for i := 0; i < checkpoints && time.Now().Before(deadline); i++ {
+		seq++
+		next := deployment(resources, i%resources, i+1)
+		if !delta || prev == nil || i%2 == 0 {
+			if err := send(kindVerbatim, "/checkpointverbatim", verbatimBody(seq, next)); err != nil {
+				return err
+			}
+		} else {
+			body, err := deltaBody(seq, prev, next)
+			if err != nil {
+				return err
+			}
+			if err := send(kindDelta, "/checkpointdelta", body); err != nil {
+				return err
+			}
+		}
+		prev = next
+		// A batch of engine events (resource pre/outputs) after every checkpoint.
+		var evs bytes.Buffer
+		evs.WriteString(`{"events":[`)
+		for k := range 4 {
+			if k > 0 {
+				evs.WriteByte(',')
+			}
+			fmt.Fprintf(&evs, `{"sequence":%d,"timestamp":%d,"resourcePreEvent":{"metadata":{"op":"update","urn":"urn:pulumi:bench::proj::cdkx:core:Data::res-%05d","type":"cdkx:core:Data"}}}`,
+				evSeq, time.Now().Unix(), i%resources)
+			evSeq++
+		}
+		evs.WriteString(`]}`)
+		if err := sendEvents(ctx, c, &r, path, lease, evs.Bytes(), rec); err != nil {
+			return err
+		}
+	}
+	r++
+	t := time.Now()
+	_, err = c.must(ctx, r, "POST", path+"/complete", lease, []byte(`{"status":"succeeded"}`))
+	rec(kindComplete, time.Since(t), err)
+	return err
+}
+
+func sendEvents(ctx context.Context, c *client, r *int, path, lease string, body []byte, rec func(string, time.Duration, error)) error {
+	*r++
+	t := time.Now()
+	_, err := c.must(ctx, *r, "POST", path+"/events/batch", lease, body)
+	rec(kindEvents, time.Since(t), err)
+	return err
+}
+
+// storageDeploy deploys n resources to a new stack, one delta checkpoint per resource added, through
+// alternating replicas, and returns the size of the final deployment.
+func (c *client) storageDeploy(ctx context.Context, stack string, n int) (int, error) {
+	path, lease, err := c.begin(ctx, 0, stack, func(string, time.Duration, error) {})
+	if err != nil {
+		return 0, err
+	}
+	prev := deployment(0, -1, 0)
+	if _, err := c.must(ctx, 0, "PATCH", path+"/checkpointverbatim", lease, verbatimBody(1, prev)); err != nil {
+		return 0, err
+	}
+	for i := range n {
+		// Insert resource i before the closing "]}}".
+		at := len(prev) - len(`]}}`)
+		text := resource(i, 0)
+		if i > 0 {
+			text = "," + text
+		}
+		next := make([]byte, 0, len(prev)+len(text))
+		next = append(append(append(next, prev[:at]...), text...), prev[at:]...)
+		body, err := deltaBody(int64(i+2), prev, next)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := c.must(ctx, i+1, "PATCH", path+"/checkpointdelta", lease, body); err != nil {
+			return 0, err
+		}
+		prev = next
+	}
+	if _, err := c.must(ctx, n+1, "POST", path+"/complete", lease, []byte(`{"status":"succeeded"}`)); err != nil {
+		return 0, err
+	}
+	return len(prev), nil
+}
