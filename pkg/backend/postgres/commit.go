@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+
 	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
 
 	"github.com/jackc/pgx/v5"
@@ -184,7 +186,7 @@ func (b *Backend) sendTx(ctx context.Context, reqs []*commitqueue.Request) error
 		for _, e := range r.Events {
 			if e.Seq == 0 {
 				queue(step{what: wrapf("insert event of deployment %q", e.DeploymentID)}, sqlAppendEvent,
-					e.DeploymentID, nanos(e.Time), e.Stack, e.LogicalID, e.Type, e.Status, e.Reason)
+					e.DeploymentID, sqlschema.Nanos(e.Time), e.Stack, e.LogicalID, e.Type, e.Status, e.Reason)
 				continue
 			}
 			seq, dep := e.Seq, e.DeploymentID
@@ -193,7 +195,7 @@ func (b *Backend) sendTx(ctx context.Context, reqs []*commitqueue.Request) error
 					return fmt.Errorf("event seq %d of deployment %q is already stored: %w", seq, dep, err)
 				}
 				return fmt.Errorf("insert event of deployment %q: %w", dep, err)
-			}}, sqlInsertEvent, e.DeploymentID, e.Seq, nanos(e.Time), e.Stack, e.LogicalID, e.Type, e.Status, e.Reason)
+			}}, sqlInsertEvent, e.DeploymentID, e.Seq, sqlschema.Nanos(e.Time), e.Stack, e.LogicalID, e.Type, e.Status, e.Reason)
 		}
 	}
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -42,7 +44,7 @@ func (b *Backend) Lock(ctx context.Context, info state.LockInfo) error {
 	}
 	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, sqlLock, info.Stack, info.ID, info.Operation, info.User, info.Host, info.PID,
-			nanos(info.StartedAt), nanos(info.HeartbeatAt), info.Machine)
+			sqlschema.Nanos(info.StartedAt), sqlschema.Nanos(info.HeartbeatAt), info.Machine)
 		if err != nil || tag.RowsAffected() == 1 {
 			return err
 		}
@@ -73,7 +75,7 @@ FROM locks WHERE stack = $1`, stack).Scan(&h.ID, &h.Operation, &h.User, &h.Host,
 	if err != nil {
 		return err
 	}
-	h.StartedAt, h.HeartbeatAt = fromNanos(started), fromNanos(heartbeat)
+	h.StartedAt, h.HeartbeatAt = sqlschema.FromNanos(started), sqlschema.FromNanos(heartbeat)
 	return &state.LockedError{Holder: h}
 }
 
@@ -98,7 +100,7 @@ func (b *Backend) Heartbeat(ctx context.Context, stack, id string, at time.Time)
 	if err := b.checkOpen(op); err != nil {
 		return err
 	}
-	tag, err := b.pool.Exec(ctx, `UPDATE locks SET heartbeat_at = $3 WHERE stack = $1 AND id = $2`, stack, id, nanos(at))
+	tag, err := b.pool.Exec(ctx, `UPDATE locks SET heartbeat_at = $3 WHERE stack = $1 AND id = $2`, stack, id, sqlschema.Nanos(at))
 	if err != nil {
 		return dbError(b.where, op, err)
 	}
@@ -135,7 +137,7 @@ FROM locks ORDER BY stack COLLATE "C"`)
 		if err := rows.Scan(&h.Stack, &h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine); err != nil {
 			return nil, dbError(b.where, op, err)
 		}
-		h.StartedAt, h.HeartbeatAt = fromNanos(started), fromNanos(heartbeat)
+		h.StartedAt, h.HeartbeatAt = sqlschema.FromNanos(started), sqlschema.FromNanos(heartbeat)
 		out = append(out, h)
 	}
 	if err := rows.Err(); err != nil {

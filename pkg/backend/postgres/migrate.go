@@ -2,10 +2,11 @@ package postgres
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -14,9 +15,6 @@ import (
 	"github.com/pressly/goose/v3"
 )
 
-//go:embed migrations/*.sql
-var migrationFS embed.FS
-
 // migrateLockKey is the key of the session-level advisory lock held while migrating ("cdkxmigr" in
 // ASCII). Advisory locks are per database, so schemas of one database migrate one after the other.
 const migrateLockKey int64 = 0x63646b786d696772
@@ -24,18 +22,9 @@ const migrateLockKey int64 = 0x63646b786d696772
 // versionTable is goose's table of applied migrations, in the first schema of search_path.
 const versionTable = "goose_db_version"
 
-// migrations returns the embedded goose SQL files.
-func migrations() fs.FS {
-	sub, err := fs.Sub(migrationFS, "migrations")
-	if err != nil {
-		panic(err) // the embedded directory always exists
-	}
-	return sub
-}
-
 // knownVersion returns the highest migration version this binary embeds.
 func knownVersion() (int64, error) {
-	names, err := fs.Glob(migrations(), "*.sql")
+	names, err := fs.Glob(sqlschema.Migrations(), "*.sql")
 	if err != nil {
 		return 0, err
 	}
@@ -101,7 +90,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, cc *pgx.ConnConfig) error 
 	}
 	db := stdlib.OpenDBFromPool(pool)
 	defer func() { _ = db.Close() }()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations(), goose.WithDisableGlobalRegistry(true))
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sqlschema.Migrations(), goose.WithDisableGlobalRegistry(true))
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}

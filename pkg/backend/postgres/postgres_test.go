@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -310,28 +309,6 @@ func TestMigrationsIdempotent(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, schemaVersions(t, u)); diff != "" {
 		t.Errorf("applied migrations after reopening (-want +got):\n%s", diff)
-	}
-}
-
-// TestMigrationsMatchSQLite checks that both backends ship the same migration versions, so that they
-// report the same schema version.
-func TestMigrationsMatchSQLite(t *testing.T) {
-	names := func(dir string) []string {
-		m, err := filepath.Glob(filepath.Join(dir, "*.sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range m {
-			m[i] = filepath.Base(m[i])
-		}
-		return m
-	}
-	sqlite, ours := names("../sqlite/migrations"), names("migrations")
-	if len(ours) == 0 {
-		t.Fatal("no migrations in migrations/")
-	}
-	if diff := cmp.Diff(sqlite, ours); diff != "" {
-		t.Errorf("migration files (-sqlite +postgres):\n%s", diff)
 	}
 }
 

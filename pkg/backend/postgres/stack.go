@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -64,14 +65,14 @@ func (b *Backend) GetStack(ctx context.Context, name string) (*state.Stack, erro
 		}
 		if version != nil {
 			found = true
-			s.Version, s.Status, s.UpdatedAt = *version, *status, fromNanos(*updated)
-			if err := decodeStackFields(s, data, []byte(*deps)); err != nil {
+			s.Version, s.Status, s.UpdatedAt = *version, *status, sqlschema.FromNanos(*updated)
+			if err := sqlschema.DecodeStackFields(s, data, []byte(*deps)); err != nil {
 				return nil, fmt.Errorf("%s: %w", op, err)
 			}
 			continue
 		}
 		r := new(state.Resource)
-		if err := decodeJSON(data, r); err != nil {
+		if err := sqlschema.DecodeJSON(data, r); err != nil {
 			return nil, fmt.Errorf("%s: decode resource %q: %w", op, *id, err)
 		}
 		s.Resources[r.LogicalID] = r
@@ -83,23 +84,6 @@ func (b *Backend) GetStack(ctx context.Context, name string) (*state.Stack, erro
 		return state.NewStack(name), nil
 	}
 	return s, nil
-}
-
-// decodeStackFields sets s.Outputs and s.Dependencies from their stored JSON.
-func decodeStackFields(s *state.Stack, outputs, deps []byte) error {
-	if err := decodeJSON(outputs, &s.Outputs); err != nil {
-		return fmt.Errorf("decode outputs: %w", err)
-	}
-	if s.Outputs == nil {
-		s.Outputs = resource.Properties{}
-	}
-	if err := decodeJSON(deps, &s.Dependencies); err != nil {
-		return fmt.Errorf("decode dependencies: %w", err)
-	}
-	if len(s.Dependencies) == 0 {
-		s.Dependencies = nil
-	}
-	return nil
 }
 
 // GetStackVersion returns stack name as of version, rebuilt by replaying journal versions 1..version in
@@ -134,7 +118,7 @@ func (b *Backend) GetStackVersion(ctx context.Context, name string, version int6
 			return nil, fmt.Errorf("%s: journal jumps from version %d to %d", op, s.Version, v)
 		}
 		var changes []state.Change
-		if err := decodeJSON(data, &changes); err != nil {
+		if err := sqlschema.DecodeJSON(data, &changes); err != nil {
 			return nil, fmt.Errorf("%s: decode journal version %d: %w", op, v, err)
 		}
 		for i, c := range changes {
@@ -143,7 +127,7 @@ func (b *Backend) GetStackVersion(ctx context.Context, name string, version int6
 			}
 		}
 		s.Version = v
-		s.UpdatedAt = fromNanos(created)
+		s.UpdatedAt = sqlschema.FromNanos(created)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, dbError(b.where, op, err)

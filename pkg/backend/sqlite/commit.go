@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+
 	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -51,7 +53,7 @@ func (b *Backend) writeTx(reqs []*commitqueue.Request) error {
 	ctx := context.Background()
 	err := b.wr.inTx(ctx, func(*sql.Conn) error {
 		// Stamped under the write lock, so that times follow versions even across processes.
-		now := nanos(b.now())
+		now := sqlschema.Nanos(b.now())
 		for _, r := range reqs {
 			var err error
 			if r.Version, err = b.wr.stmts.write(ctx, r, now); err != nil {
@@ -87,10 +89,10 @@ func (s *statements) write(ctx context.Context, r *commitqueue.Request, now int6
 	for _, e := range r.Events {
 		if e.Seq == 0 {
 			_, err = s.appendEvent.ExecContext(ctx,
-				e.DeploymentID, nanos(e.Time), e.Stack, e.LogicalID, e.Type, e.Status, e.Reason)
+				e.DeploymentID, sqlschema.Nanos(e.Time), e.Stack, e.LogicalID, e.Type, e.Status, e.Reason)
 		} else {
 			_, err = s.insertEvent.ExecContext(ctx,
-				e.DeploymentID, e.Seq, nanos(e.Time), e.Stack, e.LogicalID, e.Type, e.Status, e.Reason)
+				e.DeploymentID, e.Seq, sqlschema.Nanos(e.Time), e.Stack, e.LogicalID, e.Type, e.Status, e.Reason)
 			if sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT {
 				return 0, fmt.Errorf("event seq %d of deployment %q is already stored: %w", e.Seq, e.DeploymentID, err)
 			}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -30,7 +32,7 @@ func (b *Backend) CreateDeployment(ctx context.Context, d *state.Deployment) err
 (id, stack, kind, status, created_by, cdkx_version, snapshot, snapshot_hash, started_at, finished_at, version, error)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 			d.ID, d.Stack, string(d.Kind), string(d.Status), d.CreatedBy, d.CdkxVersion, snapshot, d.SnapshotHash,
-			nanos(d.StartedAt), nanos(d.FinishedAt), d.Version, d.Error)
+			sqlschema.Nanos(d.StartedAt), sqlschema.Nanos(d.FinishedAt), d.Version, d.Error)
 		return err
 	})
 	if sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT {
@@ -50,7 +52,7 @@ func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.
 	err := b.wr.do(func(conn *sql.Conn) error {
 		res, err := conn.ExecContext(ctx,
 			`UPDATE deployments SET status = $2, finished_at = $3, version = $4, error = $5 WHERE id = $1`,
-			id, string(status), nanos(finishedAt), version, errMsg)
+			id, string(status), sqlschema.Nanos(finishedAt), version, errMsg)
 		if err != nil {
 			return err
 		}
@@ -80,7 +82,7 @@ func scanDeployment(row interface{ Scan(...any) error }, extra ...any) (state.De
 		return d, err
 	}
 	d.Kind, d.Status = state.DeploymentKind(kind), state.DeploymentStatus(status)
-	d.StartedAt, d.FinishedAt = fromNanos(started), fromNanos(finished)
+	d.StartedAt, d.FinishedAt = sqlschema.FromNanos(started), sqlschema.FromNanos(finished)
 	return d, nil
 }
 
@@ -153,7 +155,7 @@ FROM events WHERE deployment_id = $1 ORDER BY seq`, deploymentID)
 		if err := rows.Scan(&e.Seq, &at, &e.Stack, &e.LogicalID, &e.Type, &e.Status, &e.Reason); err != nil {
 			return nil, dbError(b.path, op, err)
 		}
-		e.Time = fromNanos(at)
+		e.Time = sqlschema.FromNanos(at)
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {

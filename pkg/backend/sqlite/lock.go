@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -33,7 +35,7 @@ ON CONFLICT (stack) DO UPDATE SET operation = excluded.operation, username = exc
   host = excluded.host, pid = excluded.pid, heartbeat_at = excluded.heartbeat_at, machine = excluded.machine
 WHERE locks.id = excluded.id`,
 			info.Stack, info.ID, info.Operation, info.User, info.Host, info.PID,
-			nanos(info.StartedAt), nanos(info.HeartbeatAt), info.Machine)
+			sqlschema.Nanos(info.StartedAt), sqlschema.Nanos(info.HeartbeatAt), info.Machine)
 		if err != nil {
 			return err
 		}
@@ -62,7 +64,7 @@ FROM locks WHERE stack = $1`, stack).Scan(&h.ID, &h.Operation, &h.User, &h.Host,
 	if err != nil {
 		return err
 	}
-	h.StartedAt, h.HeartbeatAt = fromNanos(started), fromNanos(heartbeat)
+	h.StartedAt, h.HeartbeatAt = sqlschema.FromNanos(started), sqlschema.FromNanos(heartbeat)
 	return &state.LockedError{Holder: h}
 }
 
@@ -84,7 +86,7 @@ func (b *Backend) Unlock(ctx context.Context, stack, id string) error {
 func (b *Backend) Heartbeat(ctx context.Context, stack, id string, at time.Time) error {
 	err := b.wr.inTx(ctx, func(conn *sql.Conn) error {
 		res, err := conn.ExecContext(ctx, `UPDATE locks SET heartbeat_at = $3 WHERE stack = $1 AND id = $2`,
-			stack, id, nanos(at))
+			stack, id, sqlschema.Nanos(at))
 		if err != nil {
 			return err
 		}
@@ -118,7 +120,7 @@ FROM locks ORDER BY stack`)
 		if err := rows.Scan(&h.Stack, &h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine); err != nil {
 			return nil, dbError(b.path, "list locks", err)
 		}
-		h.StartedAt, h.HeartbeatAt = fromNanos(started), fromNanos(heartbeat)
+		h.StartedAt, h.HeartbeatAt = sqlschema.FromNanos(started), sqlschema.FromNanos(heartbeat)
 		out = append(out, h)
 	}
 	if err := rows.Err(); err != nil {

@@ -3,24 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"fmt"
-	"io/fs"
+
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
 
 	"github.com/pressly/goose/v3"
 )
-
-//go:embed migrations/*.sql
-var migrationFS embed.FS
-
-// migrations returns the embedded goose SQL files.
-func migrations() fs.FS {
-	sub, err := fs.Sub(migrationFS, "migrations")
-	if err != nil {
-		panic(err) // the embedded directory always exists
-	}
-	return sub
-}
 
 // migrate applies pending migrations to db, and refuses a database whose schema is newer than this binary.
 // Two processes migrating a new file at once can race (goose lists applied migrations before its
@@ -34,7 +22,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 }
 
 func migrateOnce(ctx context.Context, db *sql.DB) error {
-	p, err := goose.NewProvider(goose.DialectSQLite3, db, migrations(), goose.WithDisableGlobalRegistry(true))
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlschema.Migrations(), goose.WithDisableGlobalRegistry(true))
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}

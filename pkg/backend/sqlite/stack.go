@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -56,8 +57,8 @@ func (b *Backend) GetStack(ctx context.Context, name string) (*state.Stack, erro
 	if err != nil {
 		return nil, dbError(b.path, op, err)
 	}
-	s.UpdatedAt = fromNanos(updated)
-	if err := decodeStackFields(s, outputs, deps); err != nil {
+	s.UpdatedAt = sqlschema.FromNanos(updated)
+	if err := sqlschema.DecodeStackFields(s, outputs, deps); err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 
@@ -73,7 +74,7 @@ func (b *Backend) GetStack(ctx context.Context, name string) (*state.Stack, erro
 			return nil, dbError(b.path, op, err)
 		}
 		r := new(state.Resource)
-		if err := decodeJSON(data, r); err != nil {
+		if err := sqlschema.DecodeJSON(data, r); err != nil {
 			return nil, fmt.Errorf("%s: decode resource %q: %w", op, id, err)
 		}
 		s.Resources[r.LogicalID] = r
@@ -82,23 +83,6 @@ func (b *Backend) GetStack(ctx context.Context, name string) (*state.Stack, erro
 		return nil, dbError(b.path, op, err)
 	}
 	return s, nil
-}
-
-// decodeStackFields sets s.Outputs and s.Dependencies from their stored JSON.
-func decodeStackFields(s *state.Stack, outputs, deps []byte) error {
-	if err := decodeJSON(outputs, &s.Outputs); err != nil {
-		return fmt.Errorf("decode outputs: %w", err)
-	}
-	if s.Outputs == nil {
-		s.Outputs = resource.Properties{}
-	}
-	if err := decodeJSON(deps, &s.Dependencies); err != nil {
-		return fmt.Errorf("decode dependencies: %w", err)
-	}
-	if len(s.Dependencies) == 0 {
-		s.Dependencies = nil
-	}
-	return nil
 }
 
 // GetStackVersion returns stack name as of version, rebuilt by replaying journal versions 1..version in
@@ -130,7 +114,7 @@ func (b *Backend) GetStackVersion(ctx context.Context, name string, version int6
 			return nil, fmt.Errorf("%s: journal jumps from version %d to %d", op, s.Version, v)
 		}
 		var changes []state.Change
-		if err := decodeJSON(data, &changes); err != nil {
+		if err := sqlschema.DecodeJSON(data, &changes); err != nil {
 			return nil, fmt.Errorf("%s: decode journal version %d: %w", op, v, err)
 		}
 		for i, c := range changes {
@@ -139,7 +123,7 @@ func (b *Backend) GetStackVersion(ctx context.Context, name string, version int6
 			}
 		}
 		s.Version = v
-		s.UpdatedAt = fromNanos(created)
+		s.UpdatedAt = sqlschema.FromNanos(created)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, dbError(b.path, op, err)
