@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
+
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -51,7 +53,7 @@ func (h countingHandler) Handle(_ context.Context, r slog.Record) error {
 
 func newCluster(t *testing.T) *cluster {
 	t.Helper()
-	url := freshSchema(t)
+	url := postgrestest.FreshSchema(t)
 	c := &cluster{t: t, clock: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
 	for i := range c.srv {
 		srv, err := Open(context.Background(), url, Options{Now: c.clock.now, Logger: slog.New(countingHandler{&c.collected}), MaxBody: 4 << 20})

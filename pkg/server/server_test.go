@@ -4,64 +4,23 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
+
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// urlEnv names the PostgreSQL database the tests use; they are skipped without it.
-const urlEnv = "CDKX_TEST_POSTGRES_URL"
-
-// freshSchema creates a schema of its own for the test, dropped at its end, and returns the URL that
-// opens it.
-func freshSchema(tb testing.TB) string {
-	tb.Helper()
-	base := os.Getenv(urlEnv)
-	if base == "" {
-		tb.Skipf("%s is not set: these tests need a PostgreSQL database (scripts/test.sh starts one)", urlEnv)
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		tb.Fatalf("%s = %q: %v", urlEnv, base, err)
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	schema := "cdkx_svc_test_" + hex.EncodeToString(rnd[:])
-	admin := func(sql string) {
-		tb.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			tb.Fatalf("connect to %s: %v", urlEnv, err)
-		}
-		defer func() { _ = conn.Close(ctx) }()
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			tb.Fatalf("%s: %v", sql, err)
-		}
-	}
-	admin("CREATE SCHEMA " + schema)
-	tb.Cleanup(func() { admin("DROP SCHEMA " + schema + " CASCADE") })
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
 
 // clock is a settable clock.
 type clock struct {
@@ -93,7 +52,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ck := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	srv, err := Open(context.Background(), freshSchema(t), Options{Now: ck.now, MaxBody: 1 << 20})
+	srv, err := Open(context.Background(), postgrestest.FreshSchema(t), Options{Now: ck.now, MaxBody: 1 << 20})
 	if err != nil {
 		t.Fatalf("Open() = %v", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
+
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
@@ -35,7 +37,7 @@ func benchResource(i int) *state.Resource {
 // 10,000 logical IDs, from one goroutine: each op is one transaction, one round trip and one WAL flush
 // (the server's fsync) on the test database (CDKX_TEST_POSTGRES_URL).
 func BenchmarkCommit(b *testing.B) {
-	be := mustOpen(b, freshSchema(b))
+	be := mustOpen(b, postgrestest.FreshSchema(b))
 	ctx := b.Context()
 	const n = 10_000
 	changes := make([][]state.Change, n)
@@ -56,7 +58,7 @@ func BenchmarkCommit(b *testing.B) {
 // BenchmarkCommitParallel is BenchmarkCommit from 10 goroutines at once, as the engine commits with its
 // default concurrency; concurrent Commits share transactions (group commit).
 func BenchmarkCommitParallel(b *testing.B) {
-	be := mustOpen(b, freshSchema(b))
+	be := mustOpen(b, postgrestest.FreshSchema(b))
 	ctx := b.Context()
 	const n = 10_000
 	changes := make([][]state.Change, n)

@@ -2,20 +2,19 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
@@ -24,53 +23,6 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/pkg/state/statetest"
 )
-
-// urlEnv names the variable holding the URL of a PostgreSQL database the tests may create schemas in,
-// e.g. postgres://postgres@127.0.0.1:15432/cdkx?sslmode=disable (scripts/pg-up.sh prints one).
-const urlEnv = "CDKX_TEST_POSTGRES_URL"
-
-// testURL returns the test database's URL, or skips the test when none is configured.
-func testURL(tb testing.TB) string {
-	tb.Helper()
-	u := os.Getenv(urlEnv)
-	if u == "" {
-		tb.Skipf("%s is not set; start a PostgreSQL with `bash scripts/pg-up.sh DIR` and export the URL it prints to run this test", urlEnv)
-	}
-	return u
-}
-
-// freshSchema creates a schema of its own for the test in the test database, dropped at the end of the
-// test, and returns the URL that opens it (search_path set to it).
-func freshSchema(tb testing.TB) string {
-	tb.Helper()
-	base := testURL(tb)
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
-		tb.Fatalf("%s = %q: want a postgres:// URL", urlEnv, base)
-	}
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	schema := "cdkx_test_" + hex.EncodeToString(rnd[:])
-	admin := func(sql string) {
-		tb.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, base)
-		if err != nil {
-			tb.Fatalf("connect to %s: %v", urlEnv, err)
-		}
-		defer func() { _ = conn.Close(ctx) }()
-		if _, err := conn.Exec(ctx, sql); err != nil {
-			tb.Fatalf("%s: %v", sql, err)
-		}
-	}
-	admin("CREATE SCHEMA " + schema)
-	tb.Cleanup(func() { admin("DROP SCHEMA " + schema + " CASCADE") })
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
 
 // mustOpen opens url, closing the backend at the end of the test.
 func mustOpen(tb testing.TB, url string) *Backend {
@@ -84,10 +36,10 @@ func mustOpen(tb testing.TB, url string) *Backend {
 }
 
 func TestContract(t *testing.T) {
-	testURL(t)
+	postgrestest.URL(t)
 	statetest.Run(t, func(t *testing.T) state.Backend {
 		t.Helper()
-		return mustOpen(t, freshSchema(t))
+		return mustOpen(t, postgrestest.FreshSchema(t))
 	})
 }
 
@@ -103,7 +55,7 @@ func put(id string, n int) state.Change {
 // cdkx processes have) to one stack, and to two stacks under one deployment: versions stay contiguous
 // and unique, no resource is lost, and events are numbered 1..N without a gap or a duplicate.
 func TestTwoBackendsConcurrentCommits(t *testing.T) {
-	u := freshSchema(t)
+	u := postgrestest.FreshSchema(t)
 	backends := []*Backend{mustOpen(t, u), mustOpen(t, u)}
 	const goroutines, perGoroutine = 20, 10
 
@@ -180,7 +132,7 @@ func TestTwoBackendsConcurrentCommits(t *testing.T) {
 // TestLockContentionAcrossBackends has 10 goroutines on each of two Backends race for one stack's lock,
 // round after round: exactly one wins each round, and every loser is told who won.
 func TestLockContentionAcrossBackends(t *testing.T) {
-	u := freshSchema(t)
+	u := postgrestest.FreshSchema(t)
 	backends := []*Backend{mustOpen(t, u), mustOpen(t, u)}
 	const perBackend, rounds = 10, 5
 	for round := range rounds {
@@ -267,7 +219,7 @@ func schemaVersions(t *testing.T, u string) map[int64]int {
 // TestMigrationsIdempotent opens a new schema from 6 goroutines at once (they serialize on the migration
 // lock), then again: every migration is applied exactly once, and state survives reopening.
 func TestMigrationsIdempotent(t *testing.T) {
-	u := freshSchema(t)
+	u := postgrestest.FreshSchema(t)
 	known, err := knownVersion()
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +265,7 @@ func TestMigrationsIdempotent(t *testing.T) {
 }
 
 func TestNewerSchemaRefused(t *testing.T) {
-	u := freshSchema(t)
+	u := postgrestest.FreshSchema(t)
 	b := mustOpen(t, u)
 	_ = b.Close()
 	conn, err := pgx.Connect(t.Context(), u)
@@ -362,18 +314,18 @@ func TestBadURL(t *testing.T) {
 			return "postgres://u:" + secret + "@no-such-host.invalid:5432/cdkx?sslmode=disable&connect_timeout=2"
 		}, false, []string{"no-such-host.invalid", "check the host"}},
 		{"missing database", func(t *testing.T) string {
-			u, _ := url.Parse(testURL(t))
+			u, _ := url.Parse(postgrestest.URL(t))
 			u.Path = "/no_such_db_for_cdkx"
 			u.User = url.UserPassword(u.User.Username(), secret)
 			return u.String()
 		}, true, []string{`database "no_such_db_for_cdkx" does not exist`, "createdb", "no_such_db_for_cdkx"}},
 		{"unknown role", func(t *testing.T) string {
-			u, _ := url.Parse(testURL(t))
+			u, _ := url.Parse(postgrestest.URL(t))
 			u.User = url.UserPassword("no_such_role_for_cdkx", secret)
 			return u.String()
 		}, true, []string{`user "no_such_role_for_cdkx"`, "check the user"}},
 		{"missing schema", func(t *testing.T) string {
-			u, _ := url.Parse(testURL(t))
+			u, _ := url.Parse(postgrestest.URL(t))
 			q := u.Query()
 			q.Set("search_path", "no_such_schema_for_cdkx")
 			u.RawQuery = q.Encode()
@@ -383,7 +335,7 @@ func TestBadURL(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.online {
-				testURL(t)
+				postgrestest.URL(t)
 			}
 			u := tt.url(t)
 			b, err := Open(t.Context(), u)
@@ -407,7 +359,7 @@ func TestBadURL(t *testing.T) {
 // TestFailedCommitIsAtomic makes the last statement of a Commit fail at the server (an event Seq already
 // stored): nothing of the Commit remains, the version is not consumed, and the next Commit works.
 func TestFailedCommitIsAtomic(t *testing.T) {
-	b := mustOpen(t, freshSchema(t))
+	b := mustOpen(t, postgrestest.FreshSchema(t))
 	ctx := t.Context()
 	if _, err := b.Commit(ctx, "d", "web", []state.Change{put("a", 1)}, []state.Event{{Seq: 5, Status: "X"}}); err != nil {
 		t.Fatal(err)
@@ -442,7 +394,7 @@ func TestFailedCommitIsAtomic(t *testing.T) {
 // TestFailureInGroupFailsOnlyItsCommit sends many concurrent Commits, one of which fails at the server:
 // it may share a group with others, which must still succeed.
 func TestFailureInGroupFailsOnlyItsCommit(t *testing.T) {
-	b := mustOpen(t, freshSchema(t))
+	b := mustOpen(t, postgrestest.FreshSchema(t))
 	if _, err := b.Commit(t.Context(), "d", "web", nil, []state.Event{{Seq: 1, Status: "X"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -471,7 +423,7 @@ func TestFailureInGroupFailsOnlyItsCommit(t *testing.T) {
 
 // TestClosed checks that methods called after Close fail, and that Close is idempotent.
 func TestClosed(t *testing.T) {
-	b := mustOpen(t, freshSchema(t))
+	b := mustOpen(t, postgrestest.FreshSchema(t))
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +439,7 @@ func TestClosed(t *testing.T) {
 }
 
 func TestLocationHidesPassword(t *testing.T) {
-	raw := freshSchema(t)
+	raw := postgrestest.FreshSchema(t)
 	u, err := url.Parse(raw)
 	if err != nil {
 		t.Fatal(err)
