@@ -2,8 +2,8 @@
 //
 // The file (by default .cdkx/state.db) is opened with the pure-Go driver modernc.org/sqlite and migrated
 // with goose at open. The schema (pkg/backend/sqlschema, shared with the PostgreSQL backend) is portable
-// SQL that PostgreSQL runs unchanged: TEXT and BIGINT columns only, JSON documents as TEXT, and every time as BIGINT Unix nanoseconds in UTC,
-// where 0 stands for the zero time.Time.
+// SQL that PostgreSQL runs unchanged: TEXT and BIGINT columns only, JSON documents as TEXT, and every
+// time as BIGINT Unix nanoseconds in UTC, where 0 stands for the zero time.Time.
 //
 // Durability: the database runs in WAL journal mode with synchronous=NORMAL. Every Commit is one
 // transaction, atomic whatever happens to the process: a process killed with SIGKILL loses nothing that was
