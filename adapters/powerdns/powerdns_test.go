@@ -452,12 +452,12 @@ func TestConfigURLAndServerID(t *testing.T) {
 	t.Parallel()
 	for _, suffix := range []string{"", "/", "/api/v1", "/api/v1/"} {
 		f := startFake(t, exchange{Method: "DELETE", Path: "/api/v1/servers/other/zones/example.test.", Status: 204})
-		p, err := powerdns.New(powerdns.Config{URL: f.srv.URL + suffix, APIKey: testKey, ServerID: "other"})
+		p, err := powerdns.New(powerdns.Config{URL: f.URL + suffix, APIKey: testKey, ServerID: "other"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := p.Delete(t.Context(), resource.DeleteRequest{Type: powerdns.TypeZone, PhysicalID: "example.test."}); err != nil {
-			t.Errorf("URL %q: Delete = %v", f.srv.URL+suffix, err)
+			t.Errorf("URL %q: Delete = %v", f.URL+suffix, err)
 		}
 	}
 }

@@ -193,7 +193,7 @@ func TestPasswordsNeverShow(t *testing.T) {
 			JSON: `{"error":"bad_request","reason":"cannot keep hash ` + hash + `"}`},
 	)
 	var logs syncBuffer
-	p, err := rabbitmq.New(rabbitmq.Config{URL: f.srv.URL, Username: testUser, Password: testPass, Retry: fastRetry,
+	p, err := rabbitmq.New(rabbitmq.Config{URL: f.URL, Username: testUser, Password: testPass, Retry: fastRetry,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
@@ -351,12 +351,12 @@ func TestConfigURL(t *testing.T) {
 			path = "/prefix" + path
 		}
 		f := startFake(t, exchange{Method: "DELETE", Path: path, Status: 204})
-		p, err := rabbitmq.New(rabbitmq.Config{URL: f.srv.URL + suffix, Username: testUser, Password: testPass})
+		p, err := rabbitmq.New(rabbitmq.Config{URL: f.URL + suffix, Username: testUser, Password: testPass})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if err := p.Delete(t.Context(), resource.DeleteRequest{Type: rabbitmq.TypeVirtualHost, PhysicalID: "app"}); err != nil {
-			t.Errorf("URL %q: Delete = %v", f.srv.URL+suffix, err)
+			t.Errorf("URL %q: Delete = %v", f.URL+suffix, err)
 		}
 	}
 }
