@@ -18,14 +18,9 @@ import (
 
 // Options are the inputs of one `cdkx deploy`.
 type Options struct {
-	F           *cli.Factory
-	Config      *cli.Config
-	Stacks      []string
-	Exclusively bool
-	// Target holds --target and --exclude.
-	Target project.TargetFlags
-	// Replace are the --replace IDs: resources replaced even though nothing changed.
-	Replace []string
+	F      *cli.Factory
+	Config *cli.Config
+	project.PlanFlags
 	// Refresh reads every resource from its provider first and plans against what exists (--refresh).
 	Refresh bool
 	// NoRollback keeps the partial progress of a failed deploy (--no-rollback).
@@ -67,23 +62,17 @@ Exit codes: 0 ok, 1 error, 3 a stack is locked, 4 a resource failed, 130 interru
 			return deployRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.Replace, "replace", nil, "replace this resource (Stack/LogicalID, or a LogicalID unique across the stacks) even if nothing changed; repeatable")
-	cmd.Flags().BoolVarP(&opts.Exclusively, "exclusively", "e", false, "deploy only the named stacks, not the stacks they depend on")
+	opts.Register(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read every resource from its provider first, so that drift is corrected")
 	cmd.Flags().BoolVar(&opts.NoRollback, "no-rollback", false, "on a failure, keep what this run changed instead of rolling it back")
-	opts.Target.Register(cmd.Flags(), false)
 	return cmd
 }
 
 func deployRun(ctx context.Context, opts *Options) (err error) {
 	f, cfg := opts.F, opts.Config
-	errOut := f.IO.ErrOut
-	reg := f.Providers()
-	a, ds := project.Load(cfg.App, reg)
-	view.Diagnostics(errOut, ds, cfg.Verbose, colorOn(f, cfg))
-	if a == nil {
-		view.DiagnosticsFooter(errOut, ds, "nothing was deployed")
-		return &cli.ExitError{Code: cli.ExitErr}
+	a, reg, err := project.LoadAssembly(f, cfg, "nothing was deployed")
+	if err != nil {
+		return err
 	}
 	stacks, err := project.SelectStacks(a, opts.Stacks, opts.Exclusively)
 	if err != nil {
@@ -113,14 +102,10 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 	if st, err = refresh.Settle(ctx, f, cfg, b, st, stacks, opts.Refresh, false); err != nil {
 		return err
 	}
-	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema,
-		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes, Replace: opts.Replace})
-	view.Diagnostics(errOut, ds, cfg.Verbose, colorOn(f, cfg))
-	if plan == nil {
-		view.DiagnosticsFooter(errOut, ds, "nothing was deployed")
-		return &cli.ExitError{Code: cli.ExitErr}
+	plan, err := project.MakePlan(f, cfg, a, reg, stacks, st, opts.PlanFlags, "nothing was deployed")
+	if err != nil {
+		return err
 	}
-	project.WarnTargeting(errOut, plan.Selection)
 	if err := cli.Configure(reg, project.CalledProviders(plan)); err != nil {
 		return err
 	}

@@ -20,17 +20,12 @@ import (
 
 // Options are the inputs of one `cdkx diff`.
 type Options struct {
-	F                *cli.Factory
-	Config           *cli.Config
-	Stacks           []string
-	Exclusively      bool
+	F      *cli.Factory
+	Config *cli.Config
+	project.PlanFlags
 	DetailedExitCode bool
 	// Refresh reads every resource from its provider first (nothing is written) to show drift.
 	Refresh bool
-	// Target holds --target and --exclude.
-	Target project.TargetFlags
-	// Replace are the --replace IDs: resources replaced even though nothing changed.
-	Replace []string
 }
 
 // NewCmdDiff returns the diff command; runF replaces diffRun in tests.
@@ -58,23 +53,17 @@ With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 
 			return diffRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringArrayVar(&opts.Replace, "replace", nil, "replace this resource (Stack/LogicalID, or a LogicalID unique across the stacks) even if nothing changed; repeatable")
-	cmd.Flags().BoolVarP(&opts.Exclusively, "exclusively", "e", false, "only the named stacks, not the stacks they depend on")
+	opts.Register(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.DetailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read every resource from its provider first and show drift (nothing is written)")
-	opts.Target.Register(cmd.Flags(), false)
 	return cmd
 }
 
 func diffRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
-	color := f.IO.Color && !cfg.NoColor
-	reg := f.Providers()
-	a, ds := project.Load(cfg.App, reg)
-	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, color)
-	if a == nil {
-		view.DiagnosticsFooter(f.IO.ErrOut, ds, "fix them and run diff again")
-		return &cli.ExitError{Code: cli.ExitErr}
+	a, reg, err := project.LoadAssembly(f, cfg, "fix them and run diff again")
+	if err != nil {
+		return err
 	}
 	stacks, err := project.SelectStacks(a, opts.Stacks, opts.Exclusively)
 	if err != nil {
@@ -97,14 +86,10 @@ func diffRun(ctx context.Context, opts *Options) error {
 	} else if n := pendingIn(st, stacks); n > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
 	}
-	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema,
-		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes, Replace: opts.Replace})
-	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, color)
-	if plan == nil {
-		view.DiagnosticsFooter(f.IO.ErrOut, ds, "fix them and run diff again")
-		return &cli.ExitError{Code: cli.ExitErr}
+	plan, err := project.MakePlan(f, cfg, a, reg, stacks, st, opts.PlanFlags, "fix them and run diff again")
+	if err != nil {
+		return err
 	}
-	project.WarnTargeting(f.IO.ErrOut, plan.Selection)
 	if cfg.JSON {
 		if err := json.NewEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {
 			return err

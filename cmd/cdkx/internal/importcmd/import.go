@@ -54,12 +54,9 @@ Nothing is changed at the provider.`,
 
 func importRun(ctx context.Context, opts *Options) (err error) {
 	f, cfg := opts.F, opts.Config
-	reg := f.Providers()
-	a, ds := project.Load(cfg.App, reg)
-	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, f.IO.Color && !cfg.NoColor)
-	if a == nil {
-		view.DiagnosticsFooter(f.IO.ErrOut, ds, "nothing was imported")
-		return &cli.ExitError{Code: cli.ExitErr}
+	a, reg, err := project.LoadAssembly(f, cfg, "nothing was imported")
+	if err != nil {
+		return err
 	}
 	stack, r, err := find(a, opts.ID)
 	if err != nil {

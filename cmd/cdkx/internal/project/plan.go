@@ -1,0 +1,59 @@
+package project
+
+import (
+	"github.com/spf13/pflag"
+
+	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// PlanFlags choose what a deploy or a diff covers: the named stacks (positional arguments), --exclusively,
+// --replace, --target and --exclude.
+type PlanFlags struct {
+	Stacks      []string
+	Exclusively bool
+	// Replace are the --replace IDs: resources replaced even though nothing changed.
+	Replace []string
+	// Target holds --target and --exclude.
+	Target TargetFlags
+}
+
+// Register adds --exclusively, --replace, --target and --exclude to fs.
+func (p *PlanFlags) Register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&p.Replace, "replace", nil, "replace this resource (Stack/LogicalID, or a LogicalID unique across the stacks) even if nothing changed; repeatable")
+	fs.BoolVarP(&p.Exclusively, "exclusively", "e", false, "only the named stacks, not the stacks they depend on")
+	p.Target.Register(fs, false)
+}
+
+// LoadAssembly reads and validates the assembly of cfg.App against the providers of f, printing the
+// diagnostics on stderr. With errors it prints how many and what happens next (e.g. "nothing was
+// deployed") and returns an ExitError with code ExitErr.
+func LoadAssembly(f *cli.Factory, cfg *cli.Config, consequence string) (*assembly.Assembly, *engine.Registry, error) {
+	reg := f.Providers()
+	a, ds := Load(cfg.App, reg)
+	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, f.IO.Color && !cfg.NoColor)
+	if a == nil {
+		view.DiagnosticsFooter(f.IO.ErrOut, ds, consequence)
+		return nil, nil, &cli.ExitError{Code: cli.ExitErr}
+	}
+	return a, reg, nil
+}
+
+// MakePlan plans the selected stacks against st with the plan flags, printing the diagnostics and, when
+// targeting is in effect, its warning line. With errors it returns an ExitError with code ExitErr.
+func MakePlan(f *cli.Factory, cfg *cli.Config, a *assembly.Assembly, reg *engine.Registry, stacks []string,
+	st map[string]*state.Stack, flags PlanFlags, consequence string) (*planner.Plan, error) {
+	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema,
+		Targets: flags.Target.Targets, Excludes: flags.Target.Excludes, Replace: flags.Replace})
+	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, f.IO.Color && !cfg.NoColor)
+	if plan == nil {
+		view.DiagnosticsFooter(f.IO.ErrOut, ds, consequence)
+		return nil, &cli.ExitError{Code: cli.ExitErr}
+	}
+	WarnTargeting(f.IO.ErrOut, plan.Selection)
+	return plan, nil
+}
