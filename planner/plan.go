@@ -99,6 +99,9 @@ type Input struct {
 	Targets, Excludes []string
 	// Replace are the --replace IDs (same forms): resources replaced even though nothing changed.
 	Replace []string
+	// Graph, when set, is what BuildGraph returned for Assembly and exactly Stacks (in any order); Make
+	// uses it instead of building it again, and sets its nodes' steps. Nil: Make builds it.
+	Graph *Graph
 }
 
 // Make builds the dependency graph of the selected stacks and diffs it against state, narrowed to
@@ -106,9 +109,11 @@ type Input struct {
 // targeting leaves unrecorded and deletes that a surviving resource still needs; with errors, the plan is
 // nil.
 func Make(in Input) (*Plan, diag.Diagnostics) {
-	g, ds := BuildGraph(in.Assembly, in.Stacks)
-	if ds.HasErrors() {
-		return nil, ds
+	g, ds := in.Graph, diag.Diagnostics(nil)
+	if g == nil {
+		if g, ds = BuildGraph(in.Assembly, in.Stacks); ds.HasErrors() {
+			return nil, ds
+		}
 	}
 	var sel *Selection
 	if len(in.Targets)+len(in.Excludes) > 0 {

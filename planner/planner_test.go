@@ -189,3 +189,34 @@ func TestPlanPredictsUnknowns(t *testing.T) {
 		t.Errorf("Counts() (-want +got):\n%s", diff)
 	}
 }
+
+// TestMakeReusesGraph: a plan made with the graph validation built equals one made from scratch.
+func TestMakeReusesGraph(t *testing.T) {
+	t.Parallel()
+	a := chains(50)
+	ops := func(p *planner.Plan) []string {
+		var out []string
+		for _, s := range p.Steps {
+			out = append(out, s.Key()+" "+string(s.Op)+" "+string(resource.Canonical(s.Inputs)))
+		}
+		return out
+	}
+	fresh, ds := planner.Make(planner.Input{Assembly: a, Stacks: []string{"S"}, Schemas: lookup})
+	if ds.HasErrors() {
+		t.Fatal(ds.Err())
+	}
+	g, ds := planner.BuildGraph(a, []string{"S"})
+	if ds.HasErrors() {
+		t.Fatal(ds.Err())
+	}
+	reused, ds := planner.Make(planner.Input{Assembly: a, Stacks: []string{"S"}, Schemas: lookup, Graph: g})
+	if ds.HasErrors() {
+		t.Fatal(ds.Err())
+	}
+	if reused.Graph != g {
+		t.Errorf("Make built a new graph instead of using the one given")
+	}
+	if diff := cmp.Diff(ops(fresh), ops(reused)); diff != "" {
+		t.Errorf("plans differ (-fresh +reused):\n%s", diff)
+	}
+}

@@ -70,11 +70,11 @@ Exit codes: 0 ok, 1 error, 3 a stack is locked, 4 a resource failed, 130 interru
 
 func deployRun(ctx context.Context, opts *Options) (err error) {
 	f, cfg := opts.F, opts.Config
-	a, reg, err := project.LoadAssembly(f, cfg, "nothing was deployed")
+	l, err := project.LoadAssembly(f, cfg, "nothing was deployed")
 	if err != nil {
 		return err
 	}
-	stacks, err := project.SelectStacks(a, opts.Stacks, opts.Exclusively)
+	stacks, err := project.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
 	if err != nil {
 		return err
 	}
@@ -95,21 +95,21 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 	}
 	defer release()
 
-	st, err := project.LoadState(ctx, b, a, stacks)
+	st, err := project.LoadState(ctx, b, l.Assembly, stacks)
 	if err != nil {
 		return err
 	}
 	if st, err = refresh.Settle(ctx, f, cfg, b, st, stacks, opts.Refresh, false); err != nil {
 		return err
 	}
-	plan, err := project.MakePlan(f, cfg, a, reg, stacks, st, opts.PlanFlags, "nothing was deployed")
+	plan, err := project.MakePlan(f, cfg, l, stacks, st, opts.PlanFlags, "nothing was deployed")
 	if err != nil {
 		return err
 	}
-	if err := cli.Configure(reg, project.CalledProviders(plan)); err != nil {
+	if err := cli.Configure(l.Registry, project.CalledProviders(plan)); err != nil {
 		return err
 	}
-	return Apply(ctx, f, cfg, plan, b, reg, opts.NoRollback)
+	return Apply(ctx, f, cfg, plan, b, l.Registry, opts.NoRollback)
 }
 
 // Apply runs the plan with the live event table (or JSON lines) and prints the summary and the stack

@@ -61,11 +61,11 @@ With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 
 
 func diffRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
-	a, reg, err := project.LoadAssembly(f, cfg, "fix them and run diff again")
+	l, err := project.LoadAssembly(f, cfg, "fix them and run diff again")
 	if err != nil {
 		return err
 	}
-	stacks, err := project.SelectStacks(a, opts.Stacks, opts.Exclusively)
+	stacks, err := project.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func diffRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer func() { _ = b.Close() }() // read only: nothing to lose
-	st, err := project.LoadState(ctx, b, a, stacks)
+	st, err := project.LoadState(ctx, b, l.Assembly, stacks)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func diffRun(ctx context.Context, opts *Options) error {
 	} else if n := pendingIn(st, stacks); n > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
 	}
-	plan, err := project.MakePlan(f, cfg, a, reg, stacks, st, opts.PlanFlags, "fix them and run diff again")
+	plan, err := project.MakePlan(f, cfg, l, stacks, st, opts.PlanFlags, "fix them and run diff again")
 	if err != nil {
 		return err
 	}

@@ -54,11 +54,11 @@ Nothing is changed at the provider.`,
 
 func importRun(ctx context.Context, opts *Options) (err error) {
 	f, cfg := opts.F, opts.Config
-	a, reg, err := project.LoadAssembly(f, cfg, "nothing was imported")
+	l, err := project.LoadAssembly(f, cfg, "nothing was imported")
 	if err != nil {
 		return err
 	}
-	stack, r, err := find(a, opts.ID)
+	stack, r, err := find(l.Assembly, opts.ID)
 	if err != nil {
 		return err
 	}
@@ -80,11 +80,11 @@ func importRun(ctx context.Context, opts *Options) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := cli.Configure(reg, []string{r.Provider}); err != nil {
+	if err := cli.Configure(l.Registry, []string{r.Provider}); err != nil {
 		return err
 	}
 	ev := view.NewTable(f.IO.ErrOut, f.IO.Live(), f.IO.Color && !cfg.NoColor, []string{stack.ID}, []string{r.Type}, []string{r.LogicalID})
-	res, err := engine.Import(ctx, st, r, opts.PhysicalID, engine.Options{Backend: b, Providers: reg, OnEvent: ev.Event, Now: f.Now,
+	res, err := engine.Import(ctx, st, r, opts.PhysicalID, engine.Options{Backend: b, Providers: l.Registry, OnEvent: ev.Event, Now: f.Now,
 		CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
 	if errors.Is(err, engine.ErrManaged) {
 		return fmt.Errorf("%w; destroy it with cdkx destroy --target %s/%s first to import another object", err, stack.ID, r.LogicalID)

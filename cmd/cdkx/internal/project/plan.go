@@ -29,26 +29,39 @@ func (p *PlanFlags) Register(fs *pflag.FlagSet) {
 	p.Target.Register(fs, false)
 }
 
+// Loaded is a validated assembly with the providers it was validated against and the dependency graph
+// of all its stacks.
+type Loaded struct {
+	*assembly.Assembly
+	Registry *engine.Registry
+	// Graph is the graph of every stack, built by validation; MakePlan reuses it when a run covers them all.
+	Graph *planner.Graph
+}
+
 // LoadAssembly reads and validates the assembly of cfg.App against the providers of f, printing the
 // diagnostics on stderr. With errors it prints how many and what happens next (e.g. "nothing was
 // deployed") and returns an ExitError with code ExitErr.
-func LoadAssembly(f *cli.Factory, cfg *cli.Config, consequence string) (*assembly.Assembly, *engine.Registry, error) {
+func LoadAssembly(f *cli.Factory, cfg *cli.Config, consequence string) (*Loaded, error) {
 	reg := f.Providers()
-	a, ds := Load(cfg.App, reg)
+	a, g, ds := Load(cfg.App, reg)
 	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, f.IO.Color && !cfg.NoColor)
 	if a == nil {
 		view.DiagnosticsFooter(f.IO.ErrOut, ds, consequence)
-		return nil, nil, &cli.ExitError{Code: cli.ExitErr}
+		return nil, &cli.ExitError{Code: cli.ExitErr}
 	}
-	return a, reg, nil
+	return &Loaded{Assembly: a, Registry: reg, Graph: g}, nil
 }
 
 // MakePlan plans the selected stacks against st with the plan flags, printing the diagnostics and, when
 // targeting is in effect, its warning line. With errors it returns an ExitError with code ExitErr.
-func MakePlan(f *cli.Factory, cfg *cli.Config, a *assembly.Assembly, reg *engine.Registry, stacks []string,
+func MakePlan(f *cli.Factory, cfg *cli.Config, l *Loaded, stacks []string,
 	st map[string]*state.Stack, flags PlanFlags, consequence string) (*planner.Plan, error) {
-	plan, ds := planner.Make(planner.Input{Assembly: a, Stacks: stacks, State: st, Schemas: reg.Schema,
-		Targets: flags.Target.Targets, Excludes: flags.Target.Excludes, Replace: flags.Replace})
+	in := planner.Input{Assembly: l.Assembly, Stacks: stacks, State: st, Schemas: l.Registry.Schema,
+		Targets: flags.Target.Targets, Excludes: flags.Target.Excludes, Replace: flags.Replace}
+	if len(stacks) == len(l.Stacks) {
+		in.Graph = l.Graph // validation built exactly this graph: do not build it twice
+	}
+	plan, ds := planner.Make(in)
 	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, f.IO.Color && !cfg.NoColor)
 	if plan == nil {
 		view.DiagnosticsFooter(f.IO.ErrOut, ds, consequence)

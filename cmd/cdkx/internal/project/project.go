@@ -19,13 +19,14 @@ import (
 )
 
 // Load reads the assembly in dir and validates it for deployment in one pass: format, references,
-// provider schemas and dependency cycles. It returns every diagnostic; the assembly is nil when any is an
-// error.
-func Load(dir string, reg *engine.Registry) (*assembly.Assembly, diag.Diagnostics) {
+// provider schemas and dependency cycles. It returns every diagnostic, and the dependency graph of all
+// stacks that the cycle check built (planner.Input.Graph reuses it); the assembly is nil when any
+// diagnostic is an error.
+func Load(dir string, reg *engine.Registry) (*assembly.Assembly, *planner.Graph, diag.Diagnostics) {
 	a, ds := assembly.Load(dir)
 	if a == nil {
 		ds.Sort()
-		return nil, ds
+		return nil, nil, ds
 	}
 	ds = append(ds, assembly.Validate(a, reg.Schema)...)
 	// Cycles are found in the same pass: the graph skips references the checks above reported.
@@ -33,13 +34,13 @@ func Load(dir string, reg *engine.Registry) (*assembly.Assembly, diag.Diagnostic
 	for i, s := range a.Stacks {
 		all[i] = s.ID
 	}
-	_, gds := planner.BuildGraph(a, all)
+	g, gds := planner.BuildGraph(a, all)
 	ds = append(ds, gds...)
 	ds.Sort()
 	if ds.HasErrors() {
-		return nil, ds
+		return nil, nil, ds
 	}
-	return a, ds
+	return a, g, ds
 }
 
 // SelectStacks returns the stacks named (all when names is empty) plus, unless exclusively, every stack
