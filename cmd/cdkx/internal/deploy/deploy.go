@@ -144,7 +144,7 @@ func Apply(ctx context.Context, f *cli.Factory, cfg *cli.Config, plan *planner.P
 			outputs[name] = st.Outputs
 		}
 	}
-	ev.Summary(view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start), Outputs: outputs, StackOrder: plan.Stacks})
+	ev.Summary(view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start), Outputs: outputs})
 	if !cfg.JSON && res.Err() == nil {
 		view.Outputs(f.IO.Out, plan.Stacks, outputs)
 	}

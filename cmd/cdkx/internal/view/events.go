@@ -33,7 +33,6 @@ type Summary struct {
 	Result      *engine.Result
 	Elapsed     time.Duration
 	Outputs     map[string]map[string]any // stack → outputs (deploy)
-	StackOrder  []string
 	Err         error
 	Interrupted bool
 }
