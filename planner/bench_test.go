@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/cdkx-dev/cdkx/assembly"
-	"github.com/cdkx-dev/cdkx/planner"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
 )
 
 // chains returns one stack of n resources in chains of depth 10, each reading the previous one's id.
