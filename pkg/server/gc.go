@@ -10,7 +10,8 @@ import (
 const (
 	// GCInterval is how often the collector runs.
 	GCInterval = 60 * time.Second
-	// LeaseGrace is how long after its lease expired a running update is cancelled.
+	// LeaseGrace is the default of Options.LeaseGrace: how long after its lease expired a running update
+	// is cancelled.
 	LeaseGrace = 30 * time.Second
 	// NotStartedTimeout is how long an update may stay not started.
 	NotStartedTimeout = time.Hour
@@ -19,14 +20,14 @@ const (
 // gcLockKey is the advisory lock that elects the one replica collecting in a cycle ("cdkxsvgc").
 const gcLockKey int64 = 0x63646b7873766763
 
-// Collect cancels, in one statement, the running updates whose lease expired more than LeaseGrace ago
-// and the updates not started for NotStartedTimeout, which unlocks their stacks; it returns how many
-// it cancelled.
+// Collect cancels, in one statement, the running updates whose lease expired more than the lease grace
+// (Options.LeaseGrace) ago and the updates not started for NotStartedTimeout, which unlocks their
+// stacks; it returns how many it cancelled.
 func (s *Server) Collect(ctx context.Context) (int64, error) {
 	now := s.now()
 	tag, err := s.pool.Exec(ctx, `UPDATE svc_updates SET status = 'cancelled', completed_at = $1, lease_expires_at = NULL
 WHERE (status = 'running' AND lease_expires_at < $2) OR (status IN ('not started', 'requested') AND created_at < $3)`,
-		now, now.Add(-LeaseGrace), now.Add(-NotStartedTimeout))
+		now, now.Add(-s.grace), now.Add(-NotStartedTimeout))
 	if err != nil {
 		return 0, fmt.Errorf("collect expired updates: %w", err)
 	}

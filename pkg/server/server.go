@@ -42,6 +42,9 @@ type Options struct {
 	MaxBody int64
 	// Organization is the default organization (DefaultOrganization).
 	Organization string
+	// LeaseGrace is how long after its lease expired the collector cancels a running update
+	// (LeaseGrace).
+	LeaseGrace time.Duration
 }
 
 // Server is the state service on one PostgreSQL database. It is safe for concurrent use.
@@ -52,6 +55,9 @@ type Server struct {
 	lease   time.Duration
 	maxBody int64
 	org     string
+	grace   time.Duration
+	// texts caches the latest checkpoint bytes of recently written stacks (checkpoints.go).
+	texts textCache
 }
 
 // Open connects to the PostgreSQL database at url (anything pgx accepts, e.g.
@@ -84,7 +90,7 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open service database %s: %w", where, err)
 	}
-	s := &Server{pool: pool, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization}
+	s := &Server{pool: pool, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization, grace: opts.LeaseGrace}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -96,6 +102,9 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 	}
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
+	}
+	if s.grace <= 0 {
+		s.grace = LeaseGrace
 	}
 	if s.org == "" {
 		s.org = DefaultOrganization

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"strconv"
 
@@ -55,11 +54,8 @@ func (s *Server) export(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		if st.version == 0 {
-			data = []byte(emptyDeployment)
-			return nil
-		}
-		return tx.QueryRow(r.Context(), `SELECT data FROM svc_checkpoints WHERE stack_id = $1 AND version = $2`, st.id, st.version).Scan(&data)
+		data, err = s.checkpointText(r.Context(), tx, st.id, st.version)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -78,10 +74,10 @@ func (s *Server) exportVersion(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		err = tx.QueryRow(r.Context(), `SELECT data FROM svc_checkpoints WHERE stack_id = $1 AND version = $2`, st.id, v).Scan(&data)
-		if errors.Is(err, pgx.ErrNoRows) {
+		if v > st.version {
 			return errorf(http.StatusNotFound, "Not Found: stack has no version %d (its latest is %d)", v, st.version)
 		}
+		data, err = s.checkpointText(r.Context(), tx, st.id, v)
 		return err
 	})
 	if err != nil {
@@ -121,7 +117,7 @@ func (s *Server) importStack(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		if _, err := s.storeCheckpoint(r.Context(), tx, updateRow{id: id, stackID: st.id}, compact.Bytes(), nil, count); err != nil {
+		if _, err := s.storeCheckpoint(r.Context(), tx, updateRow{id: id, stackID: st.id}, compact.Bytes(), nil, nil, count); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(r.Context(), `UPDATE svc_stacks SET last_update = $2 WHERE id = $1`, st.id, now); err != nil {
@@ -135,3 +131,4 @@ func (s *Server) importStack(r *http.Request, c *call) (any, error) {
 	}
 	return map[string]string{"updateId": id}, nil
 }
+

@@ -109,7 +109,7 @@ func TestDeadlockIs503(t *testing.T) {
 		var waiting bool
 		if err := e.srv.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 WHERE datname = current_database() AND application_name = 'cdkx-server' AND wait_event_type = 'Lock'
-  AND query LIKE 'UPDATE svc_stacks%' AND pid <> $1)`, conn.Conn().PgConn().PID()).Scan(&waiting); err != nil {
+  AND query LIKE '%FROM svc_stacks WHERE id = $1 FOR UPDATE%' AND pid <> $1)`, conn.Conn().PgConn().PID()).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 		if waiting {

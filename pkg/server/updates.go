@@ -320,6 +320,7 @@ func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var stackID, version int64
 	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
 		u, err := lockLease(r.Context(), tx, r, c)
 		if err != nil {
@@ -328,9 +329,13 @@ func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
 		if err := s.requireRunning(u); err != nil {
 			return err
 		}
-		_, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, count)
+		stackID = u.stackID
+		version, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, nil, count)
 		return err
 	})
+	if err == nil {
+		s.texts.put(stackID, version, data)
+	}
 	return nil, err
 }
 
@@ -353,6 +358,7 @@ func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var stackID, version int64
 	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
 		u, err := lockLease(r.Context(), tx, r, c)
 		if err != nil {
@@ -364,9 +370,13 @@ func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
 		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
 			return err
 		}
-		_, err = s.storeCheckpoint(r.Context(), tx, u, req.UntypedDeployment, &req.SequenceNumber, count)
+		stackID = u.stackID
+		version, err = s.storeCheckpoint(r.Context(), tx, u, req.UntypedDeployment, nil, &req.SequenceNumber, count)
 		return err
 	})
+	if err == nil && version > 0 {
+		s.texts.put(stackID, version, req.UntypedDeployment)
+	}
 	return nil, err
 }
 
@@ -375,18 +385,6 @@ func seenSequence(ctx context.Context, tx pgx.Tx, update string, seq int64) (boo
 	var seen bool
 	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM svc_checkpoints WHERE update_id = $1 AND sequence_number = $2)`, update, seq).Scan(&seen)
 	return seen, err
-}
-
-// storeCheckpoint stores data as the stack's next version and returns that version.
-func (s *Server) storeCheckpoint(ctx context.Context, tx pgx.Tx, u updateRow, data []byte, seq *int64, resourceCount int) (int64, error) {
-	var version int64
-	if err := tx.QueryRow(ctx, `UPDATE svc_stacks SET version = version + 1, resource_count = $2 WHERE id = $1 RETURNING version`,
-		u.stackID, resourceCount).Scan(&version); err != nil {
-		return 0, err
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO svc_checkpoints (stack_id, version, update_id, sequence_number, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-		u.stackID, version, u.id, seq, data, s.now())
-	return version, err
 }
 
 // deltaRequest mirrors apitype.PatchUpdateCheckpointDeltaRequest.
@@ -406,6 +404,8 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var stackID, version int64
+	var next []byte
 	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
 		u, err := lockLease(r.Context(), tx, r, c)
 		if err != nil {
@@ -417,15 +417,20 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
 			return err
 		}
-		var prev []byte
-		err = tx.QueryRow(r.Context(), `SELECT data FROM svc_checkpoints WHERE update_id = $1 ORDER BY version DESC LIMIT 1`, u.id).Scan(&prev)
-		if errors.Is(err, pgx.ErrNoRows) {
+		// The base is the update's last checkpoint, which is the stack's current version while the
+		// update is active.
+		var base *int64
+		if err := tx.QueryRow(r.Context(), `SELECT max(version) FROM svc_checkpoints WHERE update_id = $1`, u.id).Scan(&base); err != nil {
+			return err
+		}
+		if base == nil {
 			return errorf(http.StatusBadRequest, "Bad Request: update %s has no checkpoint to apply a delta to; send it verbatim", u.id)
 		}
+		prev, err := s.checkpointText(r.Context(), tx, u.stackID, *base)
 		if err != nil {
 			return err
 		}
-		next, err := applyDelta(prev, edits)
+		next, err = applyDelta(prev, edits)
 		if err != nil {
 			return err
 		}
@@ -437,9 +442,13 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		_, err = s.storeCheckpoint(r.Context(), tx, u, next, &req.SequenceNumber, count)
+		stackID = u.stackID
+		version, err = s.storeCheckpoint(r.Context(), tx, u, next, edits, &req.SequenceNumber, count)
 		return err
 	})
+	if err == nil && version > 0 {
+		s.texts.put(stackID, version, next)
+	}
 	return nil, err
 }
 

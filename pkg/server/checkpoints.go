@@ -1,0 +1,209 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Checkpoint storage. A stack's versions are stored as a chain: a whole checkpoint (a snapshot), then
+// deltas, each the text edits from the version before, until the deltas since the last snapshot
+// outweigh it and the next version is stored whole again. Stored bytes grow with the size of the
+// changes (a deploy of N resources stores O(N) bytes, not O(N²)), and rebuilding any version reads one
+// snapshot and at most as many delta bytes. Each replica keeps the latest text of recently written
+// stacks in memory (textCache), so that a checkpoint usually rebuilds nothing.
+
+// maxCachedStacks bounds the stacks whose latest text a replica keeps in memory.
+const maxCachedStacks = 256
+
+// textCache maps a stack's row ID to the bytes of one of its versions.
+type textCache struct {
+	mu sync.Mutex
+	m  map[int64]cachedText
+}
+
+type cachedText struct {
+	version int64
+	text    []byte
+}
+
+// get returns the cached bytes of the stack at version, if those are the ones cached. Callers must not
+// modify them.
+func (c *textCache) get(stackID, version int64) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[stackID]
+	if !ok || e.version != version {
+		return nil, false
+	}
+	return e.text, true
+}
+
+// put caches text as the stack's bytes at version; call it only once the transaction that stored the
+// version has committed. A full cache drops an arbitrary entry.
+func (c *textCache) put(stackID, version int64, text []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[int64]cachedText{}
+	}
+	if e, ok := c.m[stackID]; ok && e.version > version {
+		return
+	}
+	if _, ok := c.m[stackID]; !ok && len(c.m) >= maxCachedStacks {
+		for k := range c.m {
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[stackID] = cachedText{version: version, text: text}
+}
+
+// checkpointText returns the exact bytes of the stack's checkpoint at version (the empty deployment for
+// version 0), rebuilt from the last snapshot at or before it and the deltas after; a 404 apiError when
+// the stack never reached version.
+func (s *Server) checkpointText(ctx context.Context, tx pgx.Tx, stackID, version int64) ([]byte, error) {
+	if version == 0 {
+		return []byte(emptyDeployment), nil
+	}
+	if t, ok := s.texts.get(stackID, version); ok {
+		return t, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT version, data, delta FROM svc_checkpoints WHERE stack_id = $1 AND version <= $2
+AND version >= (SELECT max(version) FROM svc_checkpoints WHERE stack_id = $1 AND version <= $2 AND data IS NOT NULL)
+ORDER BY version`, stackID, version)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var text []byte
+	last := int64(-1)
+	for rows.Next() {
+		var v int64
+		var data, delta []byte
+		if err := rows.Scan(&v, &data, &delta); err != nil {
+			return nil, err
+		}
+		switch {
+		case data != nil:
+			text = data
+		case last < 0 || v != last+1:
+			return nil, fmt.Errorf("stack %d: version %d is a delta without version %d", stackID, v, v-1)
+		default:
+			edits, err := decodeEdits(delta)
+			if err != nil {
+				return nil, fmt.Errorf("stack %d version %d: %w", stackID, v, err)
+			}
+			if text, err = applyDelta(text, edits); err != nil {
+				return nil, fmt.Errorf("stack %d version %d: stored delta does not apply: %w", stackID, v, err)
+			}
+		}
+		last = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if last != version {
+		return nil, errorf(http.StatusNotFound, "Not Found: the stack has no version %d", version)
+	}
+	return text, nil
+}
+
+// storeCheckpoint stores next as the stack's next version and returns that version. edits, when not
+// nil, are the text edits that turn the stack's current version into next (as a delta checkpoint sent
+// them); when nil they are computed (one edit spanning what differs). resourceCount is recorded for
+// stack listings.
+func (s *Server) storeCheckpoint(ctx context.Context, tx pgx.Tx, u updateRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
+	var version, snapshotBytes, deltaBytes int64
+	if err := tx.QueryRow(ctx, `SELECT version, snapshot_bytes, delta_bytes FROM svc_stacks WHERE id = $1 FOR UPDATE`, u.stackID).
+		Scan(&version, &snapshotBytes, &deltaBytes); err != nil {
+		return 0, err
+	}
+	var data, delta []byte
+	if version > 0 {
+		if edits == nil {
+			prev, err := s.checkpointText(ctx, tx, u.stackID, version)
+			if err != nil {
+				return 0, err
+			}
+			edits = diffText(prev, next)
+		}
+		delta = encodeEdits(edits)
+	}
+	if version == 0 || deltaBytes+int64(len(delta)) > snapshotBytes {
+		data, delta = next, nil
+		snapshotBytes, deltaBytes = int64(len(next)), 0
+	} else {
+		deltaBytes += int64(len(delta))
+	}
+	version++
+	if _, err := tx.Exec(ctx, `UPDATE svc_stacks SET version = $2, resource_count = $3, snapshot_bytes = $4, delta_bytes = $5 WHERE id = $1`,
+		u.stackID, version, resourceCount, snapshotBytes, deltaBytes); err != nil {
+		return 0, err
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO svc_checkpoints (stack_id, version, update_id, sequence_number, data, delta, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		u.stackID, version, u.id, seq, data, delta, s.now())
+	return version, err
+}
+
+// diffText returns the edits that turn prev into next: none when they are equal, else one edit
+// replacing what lies between their common prefix and common suffix.
+func diffText(prev, next []byte) []textEdit {
+	p := 0
+	for p < len(prev) && p < len(next) && prev[p] == next[p] {
+		p++
+	}
+	if p == len(prev) && p == len(next) {
+		return []textEdit{}
+	}
+	q := 0
+	for q < len(prev)-p && q < len(next)-p && prev[len(prev)-1-q] == next[len(next)-1-q] {
+		q++
+	}
+	var e textEdit
+	e.Span.Start.Offset, e.Span.End.Offset, e.NewText = p, len(prev)-q, string(next[p:len(next)-q])
+	return []textEdit{e}
+}
+
+// encodeEdits encodes edits for storage, byte-exact (a new text may be any bytes, even part of a UTF-8
+// sequence): per edit, three unsigned varints (start, end, length of the new text), then the new text.
+func encodeEdits(edits []textEdit) []byte {
+	var b []byte
+	for _, e := range edits {
+		b = binary.AppendUvarint(b, uint64(e.Span.Start.Offset))
+		b = binary.AppendUvarint(b, uint64(e.Span.End.Offset))
+		b = binary.AppendUvarint(b, uint64(len(e.NewText)))
+		b = append(b, e.NewText...)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b
+}
+
+// decodeEdits decodes what encodeEdits wrote.
+func decodeEdits(data []byte) ([]textEdit, error) {
+	var edits []textEdit
+	for len(data) > 0 {
+		var f [3]uint64
+		for i := range f {
+			v, n := binary.Uvarint(data)
+			if n <= 0 {
+				return nil, errors.New("decode stored delta: truncated edit header")
+			}
+			f[i], data = v, data[n:]
+		}
+		if f[2] > uint64(len(data)) {
+			return nil, errors.New("decode stored delta: truncated edit text")
+		}
+		var e textEdit
+		e.Span.Start.Offset, e.Span.End.Offset, e.NewText = int(f[0]), int(f[1]), string(data[:f[2]])
+		edits, data = append(edits, e), data[f[2]:]
+	}
+	return edits, nil
+}
