@@ -131,4 +131,3 @@ func (s *Server) importStack(r *http.Request, c *call) (any, error) {
 	}
 	return map[string]string{"updateId": id}, nil
 }
-
