@@ -57,7 +57,8 @@ func processExists(pid int) bool {
 }
 
 // LockStacks takes the lock of each stack for info (stacks in sorted order, so that two runs never wait
-// for each other in a circle). A lock whose holder is Stale is taken over: released by its holder's ID
+// for each other in a circle). A lock whose holder is Stale is taken over (except on a backend with
+// state.LeasedLocks, whose server expires them): released by its holder's ID
 // (a compare-and-delete, so two runs cannot both take it) and taken again; notify is called with the old
 // holder and the reason. Any other held lock is retried every LockPollInterval until timeout has passed;
 // timeout 0 fails at once. The error is then the last *state.LockedError, naming the holder. notify, when
@@ -89,7 +90,8 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 				break
 			}
 			var le *state.LockedError
-			if errors.As(err, &le) {
+			_, leased := b.(state.LeasedLocks)
+			if errors.As(err, &le) && !leased {
 				if stale, why := Stale(le.Holder, info.Machine, time.Now()); stale {
 					if uerr := b.Unlock(ctx, s, le.Holder.ID); uerr != nil {
 						unlock()

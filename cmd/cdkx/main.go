@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cancel"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deploy"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/destroy"
@@ -42,6 +43,7 @@ func run(ctx context.Context) int {
 	f := cli.New(Version)
 	root := cli.NewRootCmd(Version)
 	root.AddCommand(
+		cancel.NewCmdCancel(f, nil),
 		deploy.NewCmdDeploy(f, nil),
 		diff.NewCmdDiff(f, nil),
 		destroy.NewCmdDestroy(f, nil),

@@ -145,6 +145,15 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST "+up+"/events/batch", s.exec(s.eventsBatch))
 	mux.Handle("POST "+up+"/renew_lease", s.exec(s.renewLease))
 	mux.Handle("POST "+up+"/complete", s.exec(s.complete))
+	// The cdkx extension (cdkx.go).
+	const cx = "/api/cdkx/{org}/{project}"
+	mux.Handle("PATCH "+up+"/commit", s.exec(s.cdkxCommit))
+	mux.Handle("GET "+cx+"/locks", s.api(s.cdkxLocks))
+	mux.Handle("POST "+cx+"/deployments", s.api(s.createDeployment))
+	mux.Handle("GET "+cx+"/deployments", s.api(s.listDeployments))
+	mux.Handle("GET "+cx+"/deployments/{id}", s.api(s.getDeployment))
+	mux.Handle("PATCH "+cx+"/deployments/{id}", s.api(s.finishDeployment))
+	mux.Handle("GET "+cx+"/deployments/{id}/events", s.api(s.deploymentEvents))
 	return s.logRequests(mux)
 }
 

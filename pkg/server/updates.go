@@ -496,6 +496,8 @@ func (s *Server) eventsBatch(r *http.Request, c *call) (any, error) {
 func (s *Server) renewLease(r *http.Request, c *call) (any, error) {
 	var req struct {
 		Duration int `json:"duration"`
+		// HeartbeatAt is the cdkx extension: the client's heartbeat time, reported by the lock listing.
+		HeartbeatAt *time.Time `json:"heartbeatAt,omitempty"`
 	}
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
@@ -513,7 +515,7 @@ func (s *Server) renewLease(r *http.Request, c *call) (any, error) {
 		if err := s.requireRunning(u); err != nil {
 			return err
 		}
-		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET lease_expires_at = $2 WHERE id = $1`, u.id, exp)
+		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET lease_expires_at = $2, heartbeat_at = coalesce($3, heartbeat_at) WHERE id = $1`, u.id, exp, req.HeartbeatAt)
 		return err
 	})
 	if err != nil {

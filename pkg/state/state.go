@@ -222,6 +222,13 @@ func (e *LockedError) Error() string {
 // ErrNotFound is returned (wrapped) when a stack version or deployment does not exist.
 var ErrNotFound = errors.New("not found")
 
+// LeasedLocks is implemented by backends whose locks are leases that a server expires by itself (the
+// state service): a holder that stops renewing loses its lock when its lease runs out, so clients never
+// take such a lock over on their own, they wait (or cancel it explicitly).
+type LeasedLocks interface {
+	LeasedLocks()
+}
+
 // Backend is where state lives. Every method is safe for concurrent use. Each Commit is one atomic
 // transaction; a crash leaves state as of the last committed Commit.
 type Backend interface {

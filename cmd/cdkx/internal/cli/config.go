@@ -19,8 +19,8 @@ import (
 type Config struct {
 	// App is the cloud assembly directory (--app, CDKX_APP; default: "output" of cdkx.json, else cdkx.out).
 	App string
-	// State is where state lives (--state, CDKX_STATE; default .cdkx/state.db): a SQLite path or a
-	// postgres:// URL.
+	// State is where state lives (--state, CDKX_STATE; default .cdkx/state.db): a SQLite path, a
+	// postgres:// URL, or an http(s):// state service.
 	State string
 	// Concurrency bounds provider calls in flight (--concurrency, CDKX_CONCURRENCY; default 10).
 	Concurrency int
@@ -43,7 +43,7 @@ const DefaultStatePath = ".cdkx/state.db"
 // AddGlobalFlags declares the flags every command accepts.
 func AddGlobalFlags(fs *pflag.FlagSet) {
 	fs.String("app", "", "cloud assembly directory (default: \"output\" of cdkx.json, else cdkx.out)")
-	fs.String("state", DefaultStatePath, "state location: a SQLite file path, or a PostgreSQL URL (postgres://user@host:5432/db)")
+	fs.String("state", DefaultStatePath, "state location: a SQLite file path, a PostgreSQL URL (postgres://user@host:5432/db), or a state service (https://host, with CDKX_TOKEN)")
 	fs.Int("concurrency", 10, "maximum provider calls in flight at once")
 	fs.Bool("json", false, "print JSON lines on stdout instead of tables")
 	fs.Bool("no-color", false, "disable colours")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -12,8 +13,10 @@ import (
 	"github.com/cdkx-dev/cdkx/adapters/core"
 	"github.com/cdkx-dev/cdkx/adapters/powerdns"
 	"github.com/cdkx-dev/cdkx/adapters/rabbitmq"
+	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/backend/postgres"
+	"github.com/cdkx-dev/cdkx/pkg/backend/service"
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -26,7 +29,8 @@ type Factory struct {
 	Version string
 	Getenv  func(string) string
 	Now     func() time.Time
-	// OpenBackend opens the state backend at location: a postgres:// or postgresql:// URL, else a SQLite path.
+	// OpenBackend opens the state backend at location: an http:// or https:// state service, a
+	// postgres:// or postgresql:// URL, else a SQLite path.
 	OpenBackend func(ctx context.Context, location string) (state.Backend, error)
 	// Providers returns every provider cdkx knows, each configured on first use.
 	Providers func() *engine.Registry
@@ -38,6 +42,9 @@ type Factory struct {
 func New(version string) *Factory {
 	f := &Factory{IO: System(), Version: version, Getenv: os.Getenv, Now: time.Now}
 	f.OpenBackend = func(ctx context.Context, location string) (state.Backend, error) {
+		if isServiceURL(location) {
+			return OpenService(ctx, location, f.Getenv)
+		}
 		if isPostgresURL(location) {
 			b, err := postgres.Open(ctx, location)
 			if err != nil {
@@ -57,6 +64,34 @@ func New(version string) *Factory {
 		return t.C, t.Stop
 	}
 	return f
+}
+
+// isServiceURL reports whether the state location is a state service (http:// or https://).
+func isServiceURL(location string) bool {
+	return strings.HasPrefix(location, "http://") || strings.HasPrefix(location, "https://")
+}
+
+// OpenService opens the state service at location with the API token CDKX_TOKEN, in organization
+// CDKX_ORG (default: the service's default organization) and project CDKX_PROJECT (default: the name of
+// the working directory, the app's folder). Requests are retried through the shared transport: network
+// errors, 429 and 5xx (a service whose database restarts answers 503 with Retry-After) for about 30 s.
+func OpenService(ctx context.Context, location string, getenv func(string) string) (state.Backend, error) {
+	project := getenv("CDKX_PROJECT")
+	if project == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("state service: name the project with CDKX_PROJECT: %w", err)
+		}
+		project = filepath.Base(wd)
+	}
+	token := getenv("CDKX_TOKEN")
+	client := transport.New(transport.Options{Provider: "state service", Secrets: []string{token},
+		Retry: transport.Retry{Max: 10, WaitMin: 250 * time.Millisecond, WaitMax: 4 * time.Second, MaxRetryAfter: 10 * time.Second}})
+	b, err := service.Open(ctx, location, service.Options{Token: token, Organization: getenv("CDKX_ORG"), Project: project, Client: client})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // isPostgresURL reports whether the state location names a PostgreSQL database (postgres:// or

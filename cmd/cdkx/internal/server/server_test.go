@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 )
@@ -14,9 +15,13 @@ func TestFlags(t *testing.T) {
 		env  string
 		want Options
 	}{
-		{nil, "", Options{Listen: "127.0.0.1:8080"}},
-		{[]string{"--listen", "0.0.0.0:9000", "--database-url", "postgres://a@b/c"}, "", Options{Listen: "0.0.0.0:9000", ListenSet: true, DatabaseURL: "postgres://a@b/c"}},
-		{nil, "postgres://env@db/x", Options{Listen: "127.0.0.1:8080", DatabaseURL: "postgres://env@db/x"}},
+		{nil, "", Options{Listen: "127.0.0.1:8080", Lease: 5 * time.Minute, LeaseGrace: 30 * time.Second, GCInterval: time.Minute}},
+		{[]string{"--listen", "0.0.0.0:9000", "--database-url", "postgres://a@b/c"}, "", Options{Listen: "0.0.0.0:9000", ListenSet: true,
+			DatabaseURL: "postgres://a@b/c", Lease: 5 * time.Minute, LeaseGrace: 30 * time.Second, GCInterval: time.Minute}},
+		{nil, "postgres://env@db/x", Options{Listen: "127.0.0.1:8080", DatabaseURL: "postgres://env@db/x", Lease: 5 * time.Minute,
+			LeaseGrace: 30 * time.Second, GCInterval: time.Minute}},
+		{[]string{"--lease", "5s", "--lease-grace", "1s", "--gc-interval", "2s"}, "", Options{Listen: "127.0.0.1:8080", Lease: 5 * time.Second,
+			LeaseGrace: time.Second, GCInterval: 2 * time.Second}},
 	}
 	for _, tt := range tests {
 		f := &cli.Factory{IO: &cli.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}},

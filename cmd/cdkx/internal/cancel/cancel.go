@@ -1,0 +1,75 @@
+// Package cancel implements `cdkx cancel STACK`: cancel the active update of a stack on the state service.
+package cancel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// Options are the inputs of one `cdkx cancel`.
+type Options struct {
+	F      *cli.Factory
+	Config *cli.Config
+	Stack  string
+}
+
+// NewCmdCancel returns the cancel command; runF replaces cancelRun in tests.
+func NewCmdCancel(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "cancel STACK",
+		Short: "Cancel the running update of a stack on the state service",
+		Long: `cancel ends the active update of STACK on the state service (--state https://…): the stack is
+unlocked at once, and the cdkx run that held it stops at its next step with "lost the lock of stack
+STACK". What it committed before stays; calls it had in flight are recorded as pending operations, which
+the next deploy reconciles.
+
+With local state (a SQLite file or PostgreSQL) there is no service to cancel through: stop the running
+cdkx with Ctrl-C, or remove a dead holder's lock with "cdkx unlock ID --force".`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Config, opts.Stack = cfg, args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return cancelRun(cmd.Context(), opts)
+		},
+	}
+	return cmd
+}
+
+func cancelRun(ctx context.Context, opts *Options) error {
+	b, err := opts.F.OpenBackend(ctx, opts.Config.State)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.Close() }()
+	if _, ok := b.(state.LeasedLocks); !ok {
+		return errors.New("cdkx cancel needs a state service (--state https://…); with local state, stop the running cdkx (Ctrl-C), or remove a dead holder's lock with cdkx unlock ID --force")
+	}
+	locks, err := b.Locks(ctx)
+	if err != nil {
+		return err
+	}
+	for _, l := range locks {
+		if l.Stack != opts.Stack {
+			continue
+		}
+		if err := b.Unlock(ctx, l.Stack, l.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.F.IO.ErrOut, "Cancelled the update of stack %s: %s\n", l.Stack, l)
+		return nil
+	}
+	return fmt.Errorf("stack %s has no running update to cancel", opts.Stack)
+}
