@@ -1,11 +1,13 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -81,7 +83,8 @@ ORDER BY version`, stackID, version)
 		return nil, err
 	}
 	defer rows.Close()
-	var text []byte
+	var base []byte
+	var chain [][]textEdit
 	last := int64(-1)
 	for rows.Next() {
 		var v int64
@@ -91,7 +94,7 @@ ORDER BY version`, stackID, version)
 		}
 		switch {
 		case data != nil:
-			text = data
+			base, chain = data, nil
 		case last < 0 || v != last+1:
 			return nil, fmt.Errorf("stack %d: version %d is a delta without version %d", stackID, v, v-1)
 		default:
@@ -99,19 +102,77 @@ ORDER BY version`, stackID, version)
 			if err != nil {
 				return nil, fmt.Errorf("stack %d version %d: %w", stackID, v, err)
 			}
-			if text, err = applyDelta(text, edits); err != nil {
-				return nil, fmt.Errorf("stack %d version %d: stored delta does not apply: %w", stackID, v, err)
-			}
+			chain = append(chain, edits)
 		}
 		last = v
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	text, err := applyChain(base, chain)
+	if err != nil {
+		return nil, fmt.Errorf("stack %d version %d: stored deltas do not apply: %w", stackID, version, err)
+	}
 	if last != version {
 		return nil, errorf(http.StatusNotFound, "Not Found: the stack has no version %d", version)
 	}
 	return text, nil
+}
+
+// applyChain applies each delta of chain in turn to base and returns the result. It keeps the text as a
+// list of pieces (slices of base and of the edits' new texts) and copies bytes once, at the end, so that
+// rebuilding k deltas of a text of S bytes costs O(S + k × pieces) rather than O(k × S).
+func applyChain(base []byte, chain [][]textEdit) ([]byte, error) {
+	if len(chain) == 0 {
+		return base, nil
+	}
+	pieces := [][]byte{base}
+	size := len(base)
+	for ci, edits := range chain {
+		edits = slices.Clone(edits)
+		slices.SortStableFunc(edits, func(a, b textEdit) int {
+			return cmp.Or(cmp.Compare(a.Span.Start.Offset, b.Span.Start.Offset), cmp.Compare(a.Span.End.Offset, b.Span.End.Offset))
+		})
+		next := make([][]byte, 0, len(pieces)+2*len(edits)+1)
+		pi, off, pos := 0, 0, 0 // cursor: piece index, offset in it, offset in the text
+		advance := func(n int, keep bool) {
+			for n > 0 {
+				p := pieces[pi][off:]
+				if len(p) > n {
+					if keep {
+						next = append(next, p[:n])
+					}
+					off, pos = off+n, pos+n
+					return
+				}
+				if keep && len(p) > 0 {
+					next = append(next, p)
+				}
+				n, pos = n-len(p), pos+len(p)
+				pi, off = pi+1, 0
+			}
+		}
+		newSize := size
+		for i, e := range edits {
+			start, end := e.Span.Start.Offset, e.Span.End.Offset
+			if start < pos || end < start || end > size {
+				return nil, fmt.Errorf("delta %d, edit %d: bytes %d-%d overlap or lie outside the text (%d bytes)", ci, i, start, end, size)
+			}
+			advance(start-pos, true)
+			advance(end-start, false)
+			if e.NewText != "" {
+				next = append(next, []byte(e.NewText))
+			}
+			newSize += len(e.NewText) - (end - start)
+		}
+		advance(size-pos, true)
+		pieces, size = next, newSize
+	}
+	out := make([]byte, 0, size)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return out, nil
 }
 
 // storeCheckpoint stores next as the stack's next version and returns that version. edits, when not

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -121,5 +122,44 @@ func TestCheckpointStorageIsLinear(t *testing.T) {
 	}
 	if got := string(e.must(200, "GET", "/api/stacks/org/proj/dev/export/7", e.token, nil)); got != sent[7] {
 		t.Errorf("export/7 = %d bytes, want the %d bytes sent", len(got), len(sent[7]))
+	}
+}
+
+// TestApplyChain checks that applying a chain of random deltas at once gives what applying them one by
+// one gives, and that a chain with an edit out of bounds is an error.
+func TestApplyChain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	base := []byte(strings.Repeat("0123456789", 20))
+	text := base
+	var chain [][]textEdit
+	for range 200 {
+		var edits []textEdit
+		pos := 0
+		for pos < len(text) && rng.IntN(3) > 0 {
+			start := pos + rng.IntN(len(text)-pos+1)
+			end := start + rng.IntN(min(8, len(text)-start)+1)
+			var e textEdit
+			e.Span.Start.Offset, e.Span.End.Offset, e.NewText = start, end, strings.Repeat(string(rune('a'+rng.IntN(26))), rng.IntN(6))
+			edits = append(edits, e)
+			pos = end
+		}
+		next, err := applyDelta(text, edits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain = append(chain, edits)
+		text = next
+		got, err := applyChain(base, chain)
+		if err != nil {
+			t.Fatalf("applyChain(%d deltas) = %v", len(chain), err)
+		}
+		if string(got) != string(text) {
+			t.Fatalf("applyChain(%d deltas) = %q, want %q", len(chain), got, text)
+		}
+	}
+	var bad textEdit
+	bad.Span.Start.Offset, bad.Span.End.Offset = 0, len(text)+1
+	if _, err := applyChain(base, append(chain, []textEdit{bad})); err == nil {
+		t.Errorf("applyChain(out of bounds) = nil error, want one")
 	}
 }
