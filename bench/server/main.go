@@ -16,6 +16,11 @@
 // bytes of its checkpoint rows (sum of octet_length(data) and of pg_column_size(data), i.e. after TOAST
 // compression) and the growth of pg_total_relation_size('svc_checkpoints').
 //
+// cdkx over HTTP: the real `cdkx deploy` binary (a subprocess) deploys N Cdkx::Core::Data resources (in
+// chains of depth 10, concurrency 10) with --state pointing at the first replica; the table gives the
+// wall time, the requests and request-body bytes the CLI sent, the checkpoints (commits) stored, and the
+// bytes stored for the stack's checkpoints, which must grow linearly with N.
+//
 // Usage: go run ./bench/server -database-url postgres://… [-updates 1,10,50] [-checkpoints 60]
 // [-duration 20s] [-resources 50] [-sizes 100,1000]
 package main
@@ -35,10 +40,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -54,8 +62,20 @@ func main() {
 	checkpoints := flag.Int("checkpoints", 60, "checkpoint requests (verbatim and delta) per deploy")
 	duration := flag.Duration("duration", 20*time.Second, "time bound of each concurrency level")
 	resources := flag.Int("resources", 50, "resources in the throughput deploys' deployment")
-	sizes := flag.String("sizes", "100,1000", "resource counts of the storage deploys (one delta checkpoint per resource)")
+	sizes := flag.String("sizes", "100,1000", "resource counts of the storage deploys (one delta checkpoint per resource) and of the cdkx deploys over HTTP")
+	flag.StringVar(&cdkxBin, "cdkx", "", "cdkx binary for the deploys over HTTP (default: go build ./cmd/cdkx; \"none\" skips them)")
 	flag.Parse()
+	switch cdkxBin {
+	case "":
+		bin, err := buildCdkx()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/server:", err)
+			os.Exit(1)
+		}
+		cdkxBin = bin
+	case "none":
+		cdkxBin = ""
+	}
 	if err := run(*dbURL, *levels, *checkpoints, *duration, *resources, *sizes); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/server:", err)
 		os.Exit(1)
@@ -79,6 +99,8 @@ type replica struct {
 	srv  *server.Server
 	http *http.Server
 	url  string
+	// requests and bodyBytes count what clients sent (request bodies as sent, gzip included).
+	requests, bodyBytes atomic.Int64
 }
 
 func startReplica(ctx context.Context, dbURL string) (*replica, error) {
@@ -92,9 +114,17 @@ func startReplica(ctx context.Context, dbURL string) (*replica, error) {
 		srv.Close()
 		return nil, err
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
-	return &replica{srv: srv, http: hs, url: "http://" + ln.Addr().String()}, nil
+	r := &replica{srv: srv, url: "http://" + ln.Addr().String()}
+	h := srv.Handler()
+	r.http = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.requests.Add(1)
+		if req.ContentLength > 0 {
+			r.bodyBytes.Add(req.ContentLength)
+		}
+		h.ServeHTTP(w, req)
+	})}
+	go func() { _ = r.http.Serve(ln) }()
+	return r, nil
 }
 
 func (r *replica) stop() {
@@ -246,7 +276,8 @@ func run(dbURL, levelList string, checkpoints int, duration time.Duration, resou
 		}
 		wall := time.Since(start)
 		var rows, raw, stored, after int64
-		if err := db.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(c.data)), 0), coalesce(sum(pg_column_size(c.data)), 0),
+		if err := db.QueryRow(ctx, `SELECT count(*), coalesce(sum(coalesce(octet_length(c.data), 0) + coalesce(octet_length(c.delta), 0)), 0),
+ coalesce(sum(coalesce(pg_column_size(c.data), 0) + coalesce(pg_column_size(c.delta), 0)), 0),
  pg_total_relation_size('svc_checkpoints')
 FROM svc_checkpoints c JOIN svc_stacks s ON s.id = c.stack_id WHERE s.name = $1`, stack).Scan(&rows, &raw, &stored, &after); err != nil {
 			return err
@@ -254,7 +285,14 @@ FROM svc_checkpoints c JOIN svc_stacks s ON s.id = c.stack_id WHERE s.name = $1`
 		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", n, rows, wall.Round(time.Millisecond), mb(int64(final)), mb(raw), mb(stored), mb(after-before),
 			fmt.Sprintf("%d B", raw/int64(n)))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if cdkxBin == "" {
+		return nil
+	}
+	fmt.Println()
+	return cliDeploys(ctx, db, reps, tok, cdkxBin, sizes)
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.2f MB", float64(n)/1e6) }
@@ -598,4 +636,92 @@ func (c *client) storageDeploy(ctx context.Context, stack string, n int) (int, e
 		return 0, err
 	}
 	return len(prev), nil
+}
+
+// cdkxBin is the cdkx binary of the deploys over HTTP ("" skips them).
+var cdkxBin string
+
+// buildCdkx builds ./cmd/cdkx into a temporary directory.
+func buildCdkx() (string, error) {
+	dir, err := os.MkdirTemp("", "cdkx-bench-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "cdkx")
+	out, err := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "./cmd/cdkx").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build ./cmd/cdkx: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// writeDataAssembly writes a one-stack assembly (stack name stack) of n Cdkx::Core::Data resources in
+// chains of depth 10 into dir/cdkx.out.
+func writeDataAssembly(dir, stack string, n int) error {
+	out := filepath.Join(dir, "cdkx.out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	resources := map[string]any{}
+	for i := range n {
+		c, d := i/10, i%10
+		id := fmt.Sprintf("Chain%dNode%d%08X", c, d, i)
+		input := map[string]any{"chain": c, "depth": d, "payload": "value-" + id}
+		if d > 0 {
+			input["previous"] = map[string]any{"ref": fmt.Sprintf("Chain%dNode%d%08X", c, d-1, i-1), "attr": "id"}
+		}
+		resources[id] = map[string]any{"type": "Cdkx::Core::Data", "provider": "cdkx", "properties": map[string]any{"input": input}}
+	}
+	manifest := map[string]any{"version": "1.0.0", "artifacts": map[string]any{
+		stack: map[string]any{"type": "cdkx:stack", "properties": map[string]any{"templateFile": stack + ".json"}}}}
+	for name, v := range map[string]any{"manifest.json": manifest, stack + ".json": map[string]any{"resources": resources}} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cliDeploys runs `cdkx deploy --state http://…` of each size and prints what it sent and stored.
+func cliDeploys(ctx context.Context, db *pgxpool.Pool, reps []*replica, token, bin string, sizes []int) error {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cdkx deploy over HTTP\twall\trequests\tsent\tcheckpoints\tfinal state\tstored\tstored/resource\t")
+	for _, n := range sizes {
+		dir, err := os.MkdirTemp("", "cdkx-bench-http-")
+		if err != nil {
+			return err
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		stack := fmt.Sprintf("Http%d", n)
+		if err := writeDataAssembly(dir, stack, n); err != nil {
+			return err
+		}
+		r := reps[0]
+		reqs, sent := r.requests.Load(), r.bodyBytes.Load()
+		cmd := exec.CommandContext(ctx, bin, "deploy", "--state", r.url, "--concurrency", "10", "--no-color")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "CI=true", "CDKX_TOKEN="+token, "CDKX_PROJECT=bench")
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("cdkx deploy of %d resources over HTTP: %w\n%s", n, err, out)
+		}
+		wall := time.Since(start)
+		var rows, stored, final int64
+		if err := db.QueryRow(ctx, `SELECT count(*), coalesce(sum(coalesce(octet_length(c.data), 0) + coalesce(octet_length(c.delta), 0)), 0)
+FROM svc_checkpoints c JOIN svc_stacks s ON s.id = c.stack_id WHERE s.name = $1`, stack).Scan(&rows, &stored); err != nil {
+			return err
+		}
+		exp, err := exec.CommandContext(ctx, "curl", "-sf", "-H", "Authorization: token "+token,
+			r.url+"/api/stacks/organization/bench/"+stack+"/export").Output()
+		if err == nil {
+			final = int64(len(exp))
+		}
+		fmt.Fprintf(tw, "%d resources\t%s\t%d\t%s\t%d\t%s\t%s\t%d B\t\n", n, wall.Round(time.Millisecond), r.requests.Load()-reqs,
+			mb(r.bodyBytes.Load()-sent), rows, mb(final), mb(stored), stored/int64(n))
+	}
+	return tw.Flush()
 }
