@@ -142,6 +142,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("PATCH "+up+"/checkpoint", s.exec(s.checkpoint))
 	mux.Handle("PATCH "+up+"/checkpointverbatim", s.exec(s.checkpointVerbatim))
 	mux.Handle("PATCH "+up+"/checkpointdelta", s.exec(s.checkpointDelta))
+	mux.Handle("PATCH "+up+"/journalentries", s.exec(s.journalEntries))
 	mux.Handle("POST "+up+"/events/batch", s.exec(s.eventsBatch))
 	mux.Handle("POST "+up+"/renew_lease", s.exec(s.renewLease))
 	mux.Handle("POST "+up+"/complete", s.exec(s.complete))

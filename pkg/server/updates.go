@@ -141,14 +141,14 @@ type startUpdateRequest struct {
 	JournalVersion int               `json:"journalVersion,omitempty"`
 }
 
-// startUpdateResponse mirrors apitype.StartUpdateResponse, without its journalVersion: the server does
-// not implement PATCH …/journalentries (the replay of apitype.JournalEntry into a snapshot, as the
-// engine's JournalEntries.Snap does it), so start never echoes a journalVersion, whatever the request
-// asks, and the Pulumi CLI then saves checkpoints (verbatim or delta) instead of journaling.
+// startUpdateResponse mirrors apitype.StartUpdateResponse. JournalVersion is 1 (journalVersion) when
+// the request asked for journal version 1 or later, and absent otherwise: the Pulumi CLI then sends
+// journal entries (PATCH …/journalentries, journal.go) instead of checkpoints.
 type startUpdateResponse struct {
 	Version         int64  `json:"version"`
 	Token           string `json:"token,omitempty"`
 	TokenExpiration int64  `json:"tokenExpiration,omitempty"`
+	JournalVersion  int    `json:"journalVersion,omitempty"`
 }
 
 func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
@@ -185,7 +185,14 @@ func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
 			q = `UPDATE svc_stacks SET last_update = $2, tags = $3 WHERE id = $1 RETURNING version`
 			args = append(args, tags)
 		}
-		return tx.QueryRow(r.Context(), q, args...).Scan(&resp.Version)
+		if err := tx.QueryRow(r.Context(), q, args...).Scan(&resp.Version); err != nil {
+			return err
+		}
+		if req.JournalVersion < 1 {
+			return nil
+		}
+		resp.JournalVersion = journalVersion
+		return beginJournal(r.Context(), tx, u.id, resp.Version)
 	})
 	if err != nil {
 		return nil, err
