@@ -122,8 +122,8 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		if got := hex.EncodeToString(sum[:]); got != strings.ToLower(req.CheckpointHash) {
 			return errorf(http.StatusBadRequest, "Bad Request: checkpointHash mismatch: the delta gives %s, want %s", got, req.CheckpointHash)
 		}
-		if !json.Valid(next) {
-			return errorf(http.StatusBadRequest, "Bad Request: the delta gives a checkpoint that is not valid JSON")
+		if err := validEdits(next, req.DeploymentText != nil, edits); err != nil {
+			return err
 		}
 		stackID = u.stackID
 		if version, err = s.storeCheckpoint(r.Context(), tx, u, next, edits, &req.SequenceNumber, req.ResourceCount); err != nil {
@@ -138,6 +138,27 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		s.texts.put(stackID, version, next)
 	}
 	return map[string]int64{"version": version}, nil
+}
+
+// validEdits checks what a commit brings: a whole text must be valid JSON; with edits, each edit's new
+// text (the cdkx client edits whole lines: a resource or the stack header, after a "," or newline
+// separator) must be a valid JSON value or empty. Checking the edits, not the whole result, keeps a
+// commit O(size of the change) in parsing; the hash has already bound the result to what the client
+// built.
+func validEdits(next []byte, whole bool, edits []textEdit) error {
+	if whole {
+		if !json.Valid(next) {
+			return errorf(http.StatusBadRequest, "Bad Request: deploymentText is not valid JSON")
+		}
+		return nil
+	}
+	for i, e := range edits {
+		text := strings.TrimLeft(e.NewText, ",\n\r\t ")
+		if text != "" && !json.Valid([]byte(text)) {
+			return errorf(http.StatusBadRequest, "Bad Request: edit %d: its new text is not a JSON value", i)
+		}
+	}
+	return nil
 }
 
 // insertEvents stores events of deployment: explicit sequence numbers are kept, zero ones continue after
