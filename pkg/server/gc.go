@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Garbage collection policy.
@@ -35,41 +37,66 @@ WHERE (status = 'running' AND lease_expires_at < $2) OR (status IN ('not started
 }
 
 // RunCollector collects at once and then every interval (GCInterval when 0) until ctx is done. Each
-// cycle takes pg_try_advisory_lock on one connection pinned for the collector's lifetime, so that of
-// several replicas only one collects per cycle; the others skip it.
+// cycle takes pg_try_advisory_lock on one connection pinned across cycles, so that of several replicas
+// only one collects per cycle; the others skip it. A connection that fails (PostgreSQL restarted) is
+// dropped and a new one taken on the next cycle.
 func (s *Server) RunCollector(ctx context.Context, interval time.Duration) error {
 	if interval <= 0 {
 		interval = GCInterval
 	}
-	conn, err := s.pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("collector: acquire a connection: %w", err)
+	var conn *pgxpool.Conn
+	defer func() {
+		if conn != nil {
+			conn.Release()
+		}
+	}()
+	drop := func() {
+		_ = conn.Conn().Close(context.WithoutCancel(ctx)) // a closed connection is destroyed on release
+		conn.Release()
+		conn = nil
 	}
-	defer conn.Release()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		var got bool
-		if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, gcLockKey).Scan(&got); err != nil {
-			if ctx.Err() != nil {
-				return nil
+		if conn == nil {
+			c, err := s.pool.Acquire(ctx)
+			if err != nil && ctx.Err() == nil {
+				s.log.ErrorContext(ctx, "collector: acquire a connection", "error", err)
 			}
-			s.log.ErrorContext(ctx, "collector: take the lock", "error", err)
-		} else if got {
-			n, err := s.Collect(ctx)
-			if err != nil {
-				s.log.ErrorContext(ctx, "collector", "error", err)
-			} else if n > 0 {
-				s.log.InfoContext(ctx, "collector cancelled expired updates", "count", n)
-			}
-			if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, gcLockKey); err != nil {
-				s.log.ErrorContext(ctx, "collector: release the lock", "error", err)
-			}
+			conn = c
+		}
+		if conn != nil {
+			s.collectOnce(ctx, conn, drop)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
+	}
+}
+
+// collectOnce runs one cycle on conn, calling drop when the connection failed.
+func (s *Server) collectOnce(ctx context.Context, conn *pgxpool.Conn, drop func()) {
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, gcLockKey).Scan(&got); err != nil {
+		if ctx.Err() == nil {
+			s.log.ErrorContext(ctx, "collector: take the lock", "error", err)
+			drop()
+		}
+		return
+	}
+	if !got {
+		return
+	}
+	n, err := s.Collect(ctx)
+	if err != nil {
+		s.log.ErrorContext(ctx, "collector", "error", err)
+	} else if n > 0 {
+		s.log.InfoContext(ctx, "collector cancelled expired updates", "count", n)
+	}
+	if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, gcLockKey); err != nil {
+		s.log.ErrorContext(ctx, "collector: release the lock", "error", err)
+		drop()
 	}
 }

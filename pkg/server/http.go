@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -140,11 +142,41 @@ func (s *Server) internal(r *http.Request, err error) *apiError {
 	if errors.As(err, &pe) && (pe.Code == codeSerializationFailure || pe.Code == codeDeadlockDetected) {
 		return &apiError{http.StatusServiceUnavailable, "Service Unavailable: conflicting concurrent request; retry"}
 	}
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return &apiError{499, "request cancelled"}
+	}
+	if databaseUnavailable(err) {
+		s.log.WarnContext(r.Context(), "database unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
+		return &apiError{http.StatusServiceUnavailable, "Service Unavailable: the database does not answer; retry"}
 	}
 	s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	return &apiError{http.StatusInternalServerError, "Internal Server Error"}
+}
+
+// databaseUnavailable tells whether err means PostgreSQL could not be reached or dropped the connection
+// (restarting, shutting down, refusing connections), as opposed to a failed statement: the request can be
+// retried once it is back. Retries are safe: every execution call is idempotent by its sequence number
+// or by the update's status.
+func databaseUnavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case strings.HasPrefix(pe.Code, "08"), // connection exception
+			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", // admin/crash shutdown, cannot connect now
+			pe.Code == "53300": // too many connections
+			return true
+		}
+		return false
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce), errors.As(err, &ne), pgconn.SafeToRetry(err),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	return strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "closed pool")
 }
 
 // authorization splits the Authorization header into its scheme and credentials.
