@@ -5,7 +5,8 @@
 // each concurrency level C runs C concurrent deploys, each on its own stack: create update, start, then a
 // loop of checkpointverbatim (a deployment of -resources resources of which one changes each time, with
 // increasing sequenceNumber), checkpointdelta (a one-resource edit, when GET /api/capabilities offers
-// delta-checkpoint-uploads-v2) and events/batch requests, bounded by -checkpoints checkpoint requests per
+// delta-checkpoint-uploads-v2), the cdkx extension's commit (the same edit against an explicit base
+// version: what the cdkx CLI sends per step) in turn, and events/batch requests, bounded by -checkpoints checkpoint requests per
 // deploy and by -duration per level, then complete. Every deploy alternates its requests between the two
 // replicas. The table gives, per level and request kind, requests, requests/second (requests of that kind
 // over the level's wall time, stack creation included) and p50/p99 latency as the client saw it; the
@@ -312,12 +313,14 @@ const (
 	kindStart    = "start"
 	kindVerbatim = "verbatim"
 	kindDelta    = "delta"
+	// kindCommit is the cdkx extension's PATCH …/commit: a delta against an explicit base version.
+	kindCommit   = "cdkx commit"
 	kindEvents   = "events/batch"
 	kindComplete = "complete"
 	kindAll      = "all"
 )
 
-var kinds = []string{kindVerbatim, kindDelta, kindEvents, kindCreate, kindStart, kindComplete}
+var kinds = []string{kindVerbatim, kindDelta, kindCommit, kindEvents, kindCreate, kindStart, kindComplete}
 
 // latencies of one request kind.
 type latencies struct {
@@ -496,6 +499,34 @@ func diff(prev, next []byte) textEdit {
 	}
 }
 
+// commitBody is the body of the cdkx commit that turns prev (resource (i-1) mod n at revision i) into next
+// (resource i mod n at revision i+1): one edit per resource, each replacing the whole resource object.
+func commitBody(seq int64, prev, next []byte, n, i int) ([]byte, error) {
+	var edits []textEdit
+	for _, k := range []int{(i - 1) % n, i % n} {
+		oldText, newText := resource(k, 0), resource(k, 0)
+		if k == (i-1)%n {
+			oldText = resource(k, i)
+		}
+		if k == i%n {
+			newText = resource(k, i+1)
+		}
+		at := bytes.Index(prev, []byte(oldText))
+		if at < 0 {
+			return nil, fmt.Errorf("commit %d: resource %d not found in the previous deployment", seq, k)
+		}
+		var e textEdit
+		e.Span.Start.Offset, e.Span.End.Offset, e.NewText = at, at+len(oldText), newText
+		edits = append(edits, e)
+	}
+	if edits[0].Span.Start.Offset > edits[1].Span.Start.Offset {
+		edits[0], edits[1] = edits[1], edits[0]
+	}
+	sum := sha256.Sum256(next)
+	return json.Marshal(map[string]any{"checkpointHash": hex.EncodeToString(sum[:]), "sequenceNumber": seq,
+		"baseVersion": seq - 1, "resourceCount": n, "deploymentDelta": edits})
+}
+
 func deltaBody(seq int64, prev, next []byte) ([]byte, error) {
 	sum := sha256.Sum256(next)
 	return json.Marshal(map[string]any{
@@ -558,7 +589,18 @@ func (c *client) deploy(ctx context.Context, g int, stack string, checkpoints in
 	for i := 0; i < checkpoints && time.Now().Before(deadline); i++ {
 		seq++
 		next := deployment(resources, i%resources, i+1)
-		if !delta || prev == nil || i%2 == 0 {
+		if delta && prev != nil && i%3 == 2 {
+			// Each deploy has a stack of its own: checkpoint seq makes version seq, on base seq-1. The cdkx
+			// client edits whole resources: here the one that changed back to revision 0 and the one that
+			// changes now.
+			body, err := commitBody(seq, prev, next, resources, i)
+			if err != nil {
+				return err
+			}
+			if err := send(kindCommit, "/commit", body); err != nil {
+				return err
+			}
+		} else if !delta || prev == nil || i%3 == 0 {
 			if err := send(kindVerbatim, "/checkpointverbatim", verbatimBody(seq, next)); err != nil {
 				return err
 			}
