@@ -20,8 +20,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -30,6 +28,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
 // cdkxCommitRequest is the body of PATCH …/commit: the edits that turn the stack's checkpoint at
@@ -45,19 +45,7 @@ type cdkxCommitRequest struct {
 	DeploymentText  *string         `json:"deploymentText,omitempty"`
 	ResourceCount   int             `json:"resourceCount"`
 	DeploymentID    string          `json:"deploymentId"`
-	Events          []cdkxEvent     `json:"events,omitempty"`
-}
-
-// cdkxEvent mirrors pkg/state.Event.
-type cdkxEvent struct {
-	DeploymentID string    `json:"deploymentId"`
-	Seq          int64     `json:"seq"`
-	Time         time.Time `json:"time"`
-	Stack        string    `json:"stack"`
-	LogicalID    string    `json:"logicalId,omitempty"`
-	Type         string    `json:"type,omitempty"`
-	Status       string    `json:"status"`
-	Reason       string    `json:"reason,omitempty"`
+	Events          []state.Event   `json:"events,omitempty"`
 }
 
 func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
@@ -86,11 +74,8 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 	var stackID, version int64
 	var next []byte
 	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
-		u, err := lockLease(r.Context(), tx, r, c)
+		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
-			return err
-		}
-		if err := s.requireRunning(u); err != nil {
 			return err
 		}
 		err = tx.QueryRow(r.Context(), `SELECT version FROM svc_checkpoints WHERE update_id = $1 AND sequence_number = $2`, u.id, req.SequenceNumber).Scan(&version)
@@ -118,9 +103,8 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 				return err
 			}
 		}
-		sum := sha256.Sum256(next)
-		if got := hex.EncodeToString(sum[:]); got != strings.ToLower(req.CheckpointHash) {
-			return errorf(http.StatusBadRequest, "Bad Request: checkpointHash mismatch: the delta gives %s, want %s", got, req.CheckpointHash)
+		if err := checkHash(next, req.CheckpointHash); err != nil {
+			return err
 		}
 		if err := validEdits(next, req.DeploymentText != nil, edits); err != nil {
 			return err
@@ -163,7 +147,7 @@ func validEdits(next []byte, whole bool, edits []textEdit) error {
 
 // insertEvents stores events of deployment: explicit sequence numbers are kept, zero ones continue after
 // the highest stored.
-func insertEvents(ctx context.Context, tx pgx.Tx, stackID int64, stack, deployment string, events []cdkxEvent) error {
+func insertEvents(ctx context.Context, tx pgx.Tx, stackID int64, stack, deployment string, events []state.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
@@ -228,22 +212,6 @@ ORDER BY s.name`, r.PathValue("org"), r.PathValue("project"), r.URL.Query().Get(
 	return map[string]any{"locks": locks}, nil
 }
 
-// cdkxDeployment mirrors pkg/state.Deployment.
-type cdkxDeployment struct {
-	ID           string    `json:"id"`
-	Stack        string    `json:"stack"`
-	Kind         string    `json:"kind"`
-	Status       string    `json:"status"`
-	CreatedBy    string    `json:"createdBy"`
-	CdkxVersion  string    `json:"cdkxVersion"`
-	Snapshot     []byte    `json:"snapshot,omitempty"`
-	SnapshotHash string    `json:"snapshotHash,omitempty"`
-	StartedAt    time.Time `json:"startedAt"`
-	FinishedAt   time.Time `json:"finishedAt,omitzero"`
-	Version      int64     `json:"version"`
-	Error        string    `json:"error,omitempty"`
-}
-
 // projectStack returns the row ID of stack in the request's org and project; 404 when it does not exist.
 func projectStack(ctx context.Context, tx pgx.Tx, r *http.Request, stack string) (int64, error) {
 	var id int64
@@ -256,7 +224,7 @@ func projectStack(ctx context.Context, tx pgx.Tx, r *http.Request, stack string)
 }
 
 func (s *Server) createDeployment(r *http.Request, c *call) (any, error) {
-	var d cdkxDeployment
+	var d state.Deployment
 	if _, err := s.decodeBody(r, &d, false); err != nil {
 		return nil, err
 	}
@@ -345,7 +313,7 @@ ORDER BY d.started_at DESC, d.id DESC LIMIT CASE WHEN $4 > 0 THEN $4 END`, r.Pat
 }
 
 func (s *Server) getDeployment(r *http.Request, c *call) (any, error) {
-	var d cdkxDeployment
+	var d state.Deployment
 	var record, snapshot []byte
 	err := s.pool.QueryRow(r.Context(), `SELECT d.record, d.snapshot FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
 WHERE d.id = $3 AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.PathValue("project"), r.PathValue("id")).Scan(&record, &snapshot)
