@@ -2,9 +2,12 @@ package server
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // textEdit is one edit of a deploymentDelta, as the Pulumi CLI sends it (capitalised keys); offsets
@@ -62,4 +65,13 @@ func applyDelta(prev []byte, edits []textEdit) ([]byte, error) {
 		pos = end
 	}
 	return append(out, prev[pos:]...), nil
+}
+
+// checkHash checks that want is the SHA-256 of text (hex, any case): 400 when it is not.
+func checkHash(text []byte, want string) error {
+	sum := sha256.Sum256(text)
+	if got := hex.EncodeToString(sum[:]); got != strings.ToLower(want) {
+		return errorf(http.StatusBadRequest, "Bad Request: checkpointHash mismatch: the delta gives %s, want %s", got, want)
+	}
+	return nil
 }

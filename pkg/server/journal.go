@@ -154,11 +154,8 @@ func (s *Server) journalEntries(r *http.Request, c *call) (any, error) {
 	var stackID, version int64
 	var text []byte
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		u, err := lockLease(ctx, tx, r, c)
+		u, err := s.lockRunning(ctx, tx, r, c)
 		if err != nil {
-			return err
-		}
-		if err := s.requireRunning(u); err != nil {
 			return err
 		}
 		var base, replayed int64

@@ -6,13 +6,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -122,6 +120,16 @@ func (s *Server) requireRunning(u updateRow) error {
 		return errExpired
 	}
 	return nil
+}
+
+// lockRunning is lockLease followed by requireRunning: the update of the request's token, locked, running
+// with an unexpired lease.
+func (s *Server) lockRunning(ctx context.Context, tx pgx.Tx, r *http.Request, c *call) (updateRow, error) {
+	u, err := lockLease(ctx, tx, r, c)
+	if err != nil {
+		return u, err
+	}
+	return u, s.requireRunning(u)
 }
 
 // newLeaseToken returns a random lease token and its SHA-256.
@@ -329,11 +337,8 @@ func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
 	}
 	var stackID, version int64
 	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
-		u, err := lockLease(r.Context(), tx, r, c)
+		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
-			return err
-		}
-		if err := s.requireRunning(u); err != nil {
 			return err
 		}
 		stackID = u.stackID
@@ -367,11 +372,8 @@ func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
 	}
 	var stackID, version int64
 	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
-		u, err := lockLease(r.Context(), tx, r, c)
+		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
-			return err
-		}
-		if err := s.requireRunning(u); err != nil {
 			return err
 		}
 		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
@@ -414,11 +416,8 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 	var stackID, version int64
 	var next []byte
 	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
-		u, err := lockLease(r.Context(), tx, r, c)
+		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
-			return err
-		}
-		if err := s.requireRunning(u); err != nil {
 			return err
 		}
 		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
@@ -441,9 +440,8 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		sum := sha256.Sum256(next)
-		if got := hex.EncodeToString(sum[:]); got != strings.ToLower(req.CheckpointHash) {
-			return errorf(http.StatusBadRequest, "Bad Request: checkpointHash mismatch: the delta gives %s, want %s", got, req.CheckpointHash)
+		if err := checkHash(next, req.CheckpointHash); err != nil {
+			return err
 		}
 		count, err := validateDeployment(next, false)
 		if err != nil {
@@ -484,11 +482,8 @@ func (s *Server) eventsBatch(r *http.Request, c *call) (any, error) {
 		seqs[i] = *head.Sequence
 	}
 	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
-		u, err := lockLease(r.Context(), tx, r, c)
+		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
-			return err
-		}
-		if err := s.requireRunning(u); err != nil {
 			return err
 		}
 		batch := &pgx.Batch{}
@@ -515,11 +510,8 @@ func (s *Server) renewLease(r *http.Request, c *call) (any, error) {
 	d := min(time.Duration(req.Duration)*time.Second, MaxLease)
 	exp := s.now().Add(d)
 	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
-		u, err := lockLease(r.Context(), tx, r, c)
+		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
-			return err
-		}
-		if err := s.requireRunning(u); err != nil {
 			return err
 		}
 		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET lease_expires_at = $2, heartbeat_at = coalesce($3, heartbeat_at) WHERE id = $1`, u.id, exp, req.HeartbeatAt)
