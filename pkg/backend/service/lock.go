@@ -36,7 +36,7 @@ type lease struct {
 	ver      int64         // the stack's version as of this lease's last commit
 	seq      int64         // the last sequence number sent
 	lost     error
-	halt     chan struct{}
+	halt     chan struct{} // nil unless renewInBackground ran
 	halted   chan struct{}
 	stopOnce sync.Once
 }
@@ -89,8 +89,17 @@ func (l *lease) lose(err error) error {
 	return l.lost
 }
 
-// stop ends the background renewal and waits for it.
+// renewInBackground starts renewLoop; stop ends it.
+func (l *lease) renewInBackground() {
+	l.halt, l.halted = make(chan struct{}), make(chan struct{})
+	go l.renewLoop()
+}
+
+// stop ends the background renewal, if any, and waits for it.
 func (l *lease) stop() {
+	if l.halt == nil {
+		return
+	}
 	l.stopOnce.Do(func() {
 		close(l.halt)
 		<-l.halted
@@ -171,9 +180,8 @@ type createRequest struct {
 }
 
 // begin creates and starts an update for info (the stack created first if needed) and returns its
-// lease; with register, the lease is the stack's lock in this backend and is renewed in the background.
-// A *state.LockedError when another update is active.
-func (b *Backend) begin(ctx context.Context, info state.LockInfo, register bool) (*lease, error) {
+// lease, not yet renewed; a *state.LockedError when another update is active.
+func (b *Backend) begin(ctx context.Context, info state.LockInfo) (*lease, error) {
 	if err := b.ensureStack(ctx, info.Stack); err != nil {
 		return nil, err
 	}
@@ -221,14 +229,7 @@ func (b *Backend) begin(ctx context.Context, info state.LockInfo, register bool)
 	}
 	exp := time.Unix(started.TokenExpiration, 0)
 	l := &lease{info: info, path: path, kind: kind, b: b, token: started.Token, ver: started.Version,
-		expires: sent.Add(time.Until(exp)), duration: max(time.Until(exp), time.Second),
-		halt: make(chan struct{}), halted: make(chan struct{})}
-	if register {
-		go l.renewLoop()
-	} else {
-		close(l.halted)
-		l.stopOnce.Do(func() {})
-	}
+		expires: sent.Add(time.Until(exp)), duration: max(time.Until(exp), time.Second)}
 	return l, nil
 }
 
@@ -242,10 +243,11 @@ func (b *Backend) Lock(ctx context.Context, info state.LockInfo) error {
 	if held != nil && held.info.ID == info.ID && held.err() == nil {
 		return nil
 	}
-	l, err := b.begin(ctx, info, true)
+	l, err := b.begin(ctx, info)
 	if err != nil {
 		return err
 	}
+	l.renewInBackground()
 	b.mu.Lock()
 	old := b.leases[info.Stack]
 	b.leases[info.Stack] = l

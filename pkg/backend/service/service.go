@@ -63,13 +63,13 @@ type Backend struct {
 	client  Doer
 	now     func() time.Time
 
-	mu      sync.Mutex
-	leases  map[string]*lease      // by stack
-	docs    map[string]*document   // by stack: the last text read or written
-	stackMu map[string]*sync.Mutex // by stack: serialises commits
-	created map[string]bool        // stacks known to exist on the service
-	outcome map[string]string      // deployment ID → stack, for FinishDeployment
-	failed  map[string]bool        // stacks whose deployment finished FAILED or ABORTED
+	mu              sync.Mutex
+	leases          map[string]*lease      // by stack
+	docs            map[string]*document   // by stack: the last text read or written
+	stackMu         map[string]*sync.Mutex // by stack: serialises commits
+	created         map[string]bool        // stacks known to exist on the service
+	deploymentStack map[string]string      // deployment ID → stack, for FinishDeployment
+	failed          map[string]bool        // stacks whose deployment finished FAILED or ABORTED
 }
 
 // Open returns the backend on the service at rawURL (http:// or https://, e.g. http://127.0.0.1:8080),
@@ -91,7 +91,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Backend, error) {
 	b := &Backend{base: strings.TrimRight(u.String(), "/"), token: opts.Token, org: opts.Organization,
 		project: opts.Project, client: opts.Client, now: opts.Now,
 		leases: map[string]*lease{}, docs: map[string]*document{}, stackMu: map[string]*sync.Mutex{},
-		created: map[string]bool{}, outcome: map[string]string{}, failed: map[string]bool{}}
+		created: map[string]bool{}, deploymentStack: map[string]string{}, failed: map[string]bool{}}
 	if b.client == nil {
 		b.client = http.DefaultClient
 	}
@@ -335,7 +335,7 @@ func (b *Backend) Commit(ctx context.Context, deploymentID, stack string, change
 	// A one-shot update.
 	info := state.LockInfo{ID: uuid.NewString(), Stack: stack, Operation: "commit", StartedAt: b.now().UTC()}
 	info.HeartbeatAt = info.StartedAt
-	one, err := b.begin(ctx, info, false)
+	one, err := b.begin(ctx, info)
 	if err != nil {
 		return 0, fmt.Errorf("commit to stack %s: %w", stack, err)
 	}
@@ -423,7 +423,7 @@ func (b *Backend) CreateDeployment(ctx context.Context, d *state.Deployment) err
 		return fmt.Errorf("create deployment %s: %w", d.ID, err)
 	}
 	b.mu.Lock()
-	b.outcome[d.ID] = d.Stack
+	b.deploymentStack[d.ID] = d.Stack
 	b.mu.Unlock()
 	return nil
 }
@@ -440,7 +440,7 @@ func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.
 		return fmt.Errorf("finish deployment %s: %w", id, err)
 	}
 	b.mu.Lock()
-	if stack, ok := b.outcome[id]; ok && (status == state.StatusFailed || status == state.StatusAborted) {
+	if stack, ok := b.deploymentStack[id]; ok && (status == state.StatusFailed || status == state.StatusAborted) {
 		b.failed[stack] = true
 	}
 	b.mu.Unlock()

@@ -14,11 +14,11 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state/statetest"
 )
 
-// newService starts a state service on a fresh PostgreSQL schema behind httptest and returns its URL and
-// an API token.
-func newService(t *testing.T) (string, string) {
+// newService starts a state service configured by opts on a fresh PostgreSQL schema behind httptest and
+// returns its URL and an API token.
+func newService(t *testing.T, opts server.Options) (string, string) {
 	t.Helper()
-	srv, err := server.Open(context.Background(), postgrestest.FreshSchema(t), server.Options{})
+	srv, err := server.Open(context.Background(), postgrestest.FreshSchema(t), opts)
 	if err != nil {
 		t.Fatalf("server.Open() = %v", err)
 	}
@@ -43,7 +43,7 @@ func open(t *testing.T, url, token string) *service.Backend {
 
 func TestContract(t *testing.T) {
 	statetest.Run(t, func(t *testing.T) state.Backend {
-		url, tok := newService(t)
+		url, tok := newService(t, server.Options{})
 		return open(t, url, tok)
 	})
 }
@@ -52,7 +52,7 @@ func TestContract(t *testing.T) {
 // the holder's next commit fails with a lost-lock error and stores nothing, and that the stack can be
 // locked again.
 func TestLostLease(t *testing.T) {
-	url, tok := newService(t)
+	url, tok := newService(t, server.Options{})
 	ctx := context.Background()
 	a, other := open(t, url, tok), open(t, url, tok)
 	defer func() { _ = a.Close(); _ = other.Close() }()
@@ -89,18 +89,8 @@ func TestLostLease(t *testing.T) {
 // TestLeaseRenewal runs a service whose leases last 2 s and holds a lock for 3.5 s: the background
 // renewal keeps it, and a commit afterwards succeeds.
 func TestLeaseRenewal(t *testing.T) {
-	srv, err := server.Open(context.Background(), postgrestest.FreshSchema(t), server.Options{Lease: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	tok, err := srv.CreateToken(context.Background(), "ci")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := open(t, ts.URL, tok)
+	url, tok := newService(t, server.Options{Lease: 2 * time.Second})
+	b := open(t, url, tok)
 	defer func() { _ = b.Close() }()
 	ctx := context.Background()
 	if err := b.Lock(ctx, state.LockInfo{ID: "l", Stack: "web", Operation: "deploy"}); err != nil {
