@@ -286,14 +286,7 @@ func TestServiceKilledClient(t *testing.T) {
 	slow := svcNewFront(t, srv)
 	slow.setDelay(20 * time.Millisecond)
 	env := svcClientEnv(token)
-	const resources = 300
-	dir := t.TempDir()
-	svcWriteAssembly(t, dir, []string{"Big"}, resources, "v1")
-
-	live := svcStart(t, bin, dir, env, "deploy", "--state", slow.URL, "--concurrency", "1")
-	if !live.waitCreates(20, time.Minute) {
-		t.Fatalf("the deploy did not start 20 creates:\n%s", live.output())
-	}
+	dir, live := svcStartBigDeploy(t, bin, env, slow.URL, 1, 20)
 	killed := live.pid()
 	if err := live.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -358,10 +351,7 @@ func TestServiceKilledClient(t *testing.T) {
 			t.Errorf("update %s (pid %d) is %s, want succeeded", u.id, u.pid, u.status)
 		}
 	}
-	cps, version := svcCheckpoints(t, db, "Big")
-	svcCheckGapless(t, cps, version)
-	st := svcExport(t, bin, dir, env, srv.URL)["Big"]
-	svcCheckComplete(t, st, "Big", resources)
+	st := svcCheckBig(t, db, bin, dir, env, srv.URL)
 	t.Logf("final state: %d resources at version %d (%d updates)", len(st.Resources), st.Version, len(updates))
 }
 
@@ -376,14 +366,7 @@ func TestServiceReplicaKilled(t *testing.T) {
 	front := svcNewFront(t, a, b)
 	front.setDelay(10 * time.Millisecond)
 	env := svcClientEnv(token)
-	const resources = 300
-	dir := t.TempDir()
-	svcWriteAssembly(t, dir, []string{"Big"}, resources, "v1")
-
-	live := svcStart(t, bin, dir, env, "deploy", "--state", front.URL, "--concurrency", "2")
-	if !live.waitCreates(60, time.Minute) {
-		t.Fatalf("the deploy did not start 60 creates:\n%s", live.output())
-	}
+	dir, live := svcStartBigDeploy(t, bin, env, front.URL, 2, 60)
 	before := front.servedCounts()
 	a.kill()
 	t.Logf("killed replica 0 (pid %d) after %d creates started; the replicas had served %v", a.cmd.Process.Pid, live.creates(), before)
@@ -399,10 +382,7 @@ func TestServiceReplicaKilled(t *testing.T) {
 			after[1]-before[1], front.refused.Load())
 	}
 	db := svcConnect(t, dbURL)
-	cps, version := svcCheckpoints(t, db, "Big")
-	svcCheckGapless(t, cps, version)
-	st := svcExport(t, bin, dir, env, front.URL)["Big"]
-	svcCheckComplete(t, st, "Big", resources)
+	st := svcCheckBig(t, db, bin, dir, env, front.URL)
 	t.Logf("final state: %d resources at version %d", len(st.Resources), st.Version)
 }
 
@@ -418,14 +398,7 @@ func TestServicePostgresRestart(t *testing.T) {
 	slow := svcNewFront(t, srv)
 	slow.setDelay(15 * time.Millisecond)
 	env := svcClientEnv(token)
-	const resources = 300
-	dir := t.TempDir()
-	svcWriteAssembly(t, dir, []string{"Big"}, resources, "v1")
-
-	live := svcStart(t, bin, dir, env, "deploy", "--state", slow.URL, "--concurrency", "1")
-	if !live.waitCreates(30, time.Minute) {
-		t.Fatalf("the deploy did not start 30 creates:\n%s", live.output())
-	}
+	dir, live := svcStartBigDeploy(t, bin, env, slow.URL, 1, 30)
 	downAt := time.Now()
 	pg.ctl(t, "stop -m fast -w -t 30")
 	stopped := time.Now()
@@ -487,11 +460,7 @@ func TestServicePostgresRestart(t *testing.T) {
 	}
 
 	if code == 0 {
-		st := svcExport(t, bin, dir, env, srv.URL)["Big"]
-		svcCheckComplete(t, st, "Big", resources)
-		db := svcConnect(t, pg.url)
-		cps, version := svcCheckpoints(t, db, "Big")
-		svcCheckGapless(t, cps, version)
+		st := svcCheckBig(t, svcConnect(t, pg.url), bin, dir, env, srv.URL)
 		t.Logf("final state: %d resources at version %d", len(st.Resources), st.Version)
 	}
 }
@@ -507,14 +476,7 @@ func TestServiceCancel(t *testing.T) {
 	slow := svcNewFront(t, srv)
 	slow.setDelay(20 * time.Millisecond)
 	env := svcClientEnv(token)
-	const resources = 300
-	dir := t.TempDir()
-	svcWriteAssembly(t, dir, []string{"Big"}, resources, "v1")
-
-	live := svcStart(t, bin, dir, env, "deploy", "--state", slow.URL, "--concurrency", "1")
-	if !live.waitCreates(20, time.Minute) {
-		t.Fatalf("the deploy did not start 20 creates:\n%s", live.output())
-	}
+	dir, live := svcStartBigDeploy(t, bin, env, slow.URL, 1, 20)
 	pid := live.pid()
 	c := svcExec(bin, dir, env, "cancel", "Big", "--state", srv.URL)
 	if c.err != nil {
@@ -555,10 +517,7 @@ func TestServiceCancel(t *testing.T) {
 			t.Errorf("update %s (pid %d) is %s, want %s", u.id, u.pid, u.status, want)
 		}
 	}
-	cps, version := svcCheckpoints(t, db, "Big")
-	svcCheckGapless(t, cps, version)
-	st := svcExport(t, bin, dir, env, srv.URL)["Big"]
-	svcCheckComplete(t, st, "Big", resources)
+	st := svcCheckBig(t, db, bin, dir, env, srv.URL)
 	t.Logf("final state: %d resources at version %d, %d updates", len(st.Resources), st.Version, len(updates))
 }
 
@@ -1093,6 +1052,34 @@ func (r svcResourceState) value() string {
 	in, _ := r.Inputs["input"].(map[string]any)
 	v, _ := in["value"].(string)
 	return v
+}
+
+// svcBigResources is the size of stack "Big", the slow deploy the fault tests interrupt.
+const svcBigResources = 300
+
+// svcStartBigDeploy writes an assembly of stack "Big" (svcBigResources resources) into a new directory,
+// starts `cdkx deploy --state state --concurrency concurrency` there and returns once it has started
+// creates creates.
+func svcStartBigDeploy(t *testing.T, bin string, env []string, state string, concurrency, creates int) (string, *svcLive) {
+	t.Helper()
+	dir := t.TempDir()
+	svcWriteAssembly(t, dir, []string{"Big"}, svcBigResources, "v1")
+	live := svcStart(t, bin, dir, env, "deploy", "--state", state, "--concurrency", strconv.Itoa(concurrency))
+	if !live.waitCreates(creates, time.Minute) {
+		t.Fatalf("the deploy did not start %d creates:\n%s", creates, live.output())
+	}
+	return dir, live
+}
+
+// svcCheckBig checks stack "Big" at the end of a fault test: its checkpoints are gapless and its exported
+// state has every resource exactly once. It returns the exported state.
+func svcCheckBig(t *testing.T, db *pgx.Conn, bin, dir string, env []string, state string) *svcStackState {
+	t.Helper()
+	cps, version := svcCheckpoints(t, db, "Big")
+	svcCheckGapless(t, cps, version)
+	st := svcExport(t, bin, dir, env, state)["Big"]
+	svcCheckComplete(t, st, "Big", svcBigResources)
+	return st
 }
 
 // svcExport runs `cdkx state export` against the service at state and returns the stacks by name.
