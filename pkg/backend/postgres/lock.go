@@ -65,17 +65,13 @@ type querier interface {
 // lockedBy returns the *state.LockedError naming stack's holder, or a state.ErrNotFound error when the
 // stack is not locked.
 func lockedBy(ctx context.Context, q querier, stack string) error {
-	h := state.LockInfo{Stack: stack}
-	var started, heartbeat int64
-	err := q.QueryRow(ctx, `SELECT id, operation, username, host, pid, started_at, heartbeat_at, machine
-FROM locks WHERE stack = $1`, stack).Scan(&h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine)
+	h, err := sqlschema.ScanLock(q.QueryRow(ctx, `SELECT `+sqlschema.LockColumns+` FROM locks WHERE stack = $1`, stack), stack)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("stack %q is not locked: %w", stack, state.ErrNotFound)
 	}
 	if err != nil {
 		return err
 	}
-	h.StartedAt, h.HeartbeatAt = sqlschema.FromNanos(started), sqlschema.FromNanos(heartbeat)
 	return &state.LockedError{Holder: h}
 }
 
@@ -124,23 +120,13 @@ func (b *Backend) Locks(ctx context.Context) ([]state.LockInfo, error) {
 	if err := b.checkOpen(op); err != nil {
 		return nil, err
 	}
-	rows, err := b.pool.Query(ctx, `SELECT stack, id, operation, username, host, pid, started_at, heartbeat_at, machine
-FROM locks ORDER BY stack COLLATE "C"`)
+	rows, err := b.pool.Query(ctx, `SELECT stack, `+sqlschema.LockColumns+` FROM locks ORDER BY stack COLLATE "C"`)
 	if err != nil {
 		return nil, dbError(b.where, op, err)
 	}
 	defer rows.Close()
-	var out []state.LockInfo
-	for rows.Next() {
-		var h state.LockInfo
-		var started, heartbeat int64
-		if err := rows.Scan(&h.Stack, &h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine); err != nil {
-			return nil, dbError(b.where, op, err)
-		}
-		h.StartedAt, h.HeartbeatAt = sqlschema.FromNanos(started), sqlschema.FromNanos(heartbeat)
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlschema.ScanLocks(rows)
+	if err != nil {
 		return nil, dbError(b.where, op, err)
 	}
 	return out, nil

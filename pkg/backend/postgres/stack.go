@@ -108,32 +108,8 @@ func (b *Backend) GetStackVersion(ctx context.Context, name string, version int6
 		return nil, dbError(b.where, op, err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var v, created int64
-		var data []byte
-		if err := rows.Scan(&v, &data, &created); err != nil {
-			return nil, dbError(b.where, op, err)
-		}
-		if v != s.Version+1 {
-			return nil, fmt.Errorf("%s: journal jumps from version %d to %d", op, s.Version, v)
-		}
-		var changes []state.Change
-		if err := sqlschema.DecodeJSON(data, &changes); err != nil {
-			return nil, fmt.Errorf("%s: decode journal version %d: %w", op, v, err)
-		}
-		for i, c := range changes {
-			if err := s.Apply(c); err != nil {
-				return nil, fmt.Errorf("%s: replay journal version %d, change %d: %w", op, v, i, err)
-			}
-		}
-		s.Version = v
-		s.UpdatedAt = sqlschema.FromNanos(created)
-	}
-	if err := rows.Err(); err != nil {
+	if err := sqlschema.ReplayJournal(s, rows, version); err != nil {
 		return nil, dbError(b.where, op, err)
-	}
-	if s.Version != version {
-		return nil, fmt.Errorf("%s: stack is at version %d: %w", op, s.Version, state.ErrNotFound)
 	}
 	return s, nil
 }

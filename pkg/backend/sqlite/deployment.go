@@ -68,30 +68,12 @@ func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.
 	return nil
 }
 
-// deploymentColumns are the columns listDeployments and GetDeployment scan, in scanDeployment's order.
-const deploymentColumns = `id, stack, kind, status, created_by, cdkx_version, snapshot_hash, started_at, finished_at, version, error`
-
-// scanDeployment scans deploymentColumns (and then extra destinations) into a Deployment.
-func scanDeployment(row interface{ Scan(...any) error }, extra ...any) (state.Deployment, error) {
-	var d state.Deployment
-	var kind, status string
-	var started, finished int64
-	dest := append([]any{&d.ID, &d.Stack, &kind, &status, &d.CreatedBy, &d.CdkxVersion, &d.SnapshotHash,
-		&started, &finished, &d.Version, &d.Error}, extra...)
-	if err := row.Scan(dest...); err != nil {
-		return d, err
-	}
-	d.Kind, d.Status = state.DeploymentKind(kind), state.DeploymentStatus(status)
-	d.StartedAt, d.FinishedAt = sqlschema.FromNanos(started), sqlschema.FromNanos(finished)
-	return d, nil
-}
-
 // ListDeployments returns the deployments of stack (of all stacks when stack is ""), newest first by
 // StartedAt and then by ID descending, at most limit of them (all when limit <= 0), without snapshots.
 func (b *Backend) ListDeployments(ctx context.Context, stack string, limit int) ([]state.Deployment, error) {
 	var q strings.Builder
 	var args []any
-	q.WriteString(`SELECT ` + deploymentColumns + ` FROM deployments`)
+	q.WriteString(`SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments`)
 	if stack != "" {
 		args = append(args, stack)
 		fmt.Fprintf(&q, ` WHERE stack = $%d`, len(args))
@@ -106,15 +88,8 @@ func (b *Backend) ListDeployments(ctx context.Context, stack string, limit int) 
 		return nil, dbError(b.path, "list deployments", err)
 	}
 	defer rows.Close()
-	out := []state.Deployment{}
-	for rows.Next() {
-		d, err := scanDeployment(rows)
-		if err != nil {
-			return nil, dbError(b.path, "list deployments", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlschema.ScanDeployments(rows)
+	if err != nil {
 		return nil, dbError(b.path, "list deployments", err)
 	}
 	return out, nil
@@ -125,8 +100,8 @@ func (b *Backend) ListDeployments(ctx context.Context, stack string, limit int) 
 func (b *Backend) GetDeployment(ctx context.Context, id string) (*state.Deployment, error) {
 	op := fmt.Sprintf("read deployment %q", id)
 	var snapshot sql.NullString
-	d, err := scanDeployment(b.r.QueryRowContext(ctx,
-		`SELECT `+deploymentColumns+`, snapshot FROM deployments WHERE id = $1`, id), &snapshot)
+	d, err := sqlschema.ScanDeployment(b.r.QueryRowContext(ctx,
+		`SELECT `+sqlschema.DeploymentColumns+`, snapshot FROM deployments WHERE id = $1`, id), &snapshot)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("%s: %w", op, state.ErrNotFound)
 	}
@@ -142,23 +117,13 @@ func (b *Backend) GetDeployment(ctx context.Context, id string) (*state.Deployme
 // Events returns deployment id's events ordered by Seq; none (and no error) for an unknown deployment.
 func (b *Backend) Events(ctx context.Context, deploymentID string) ([]state.Event, error) {
 	op := fmt.Sprintf("read events of deployment %q", deploymentID)
-	rows, err := b.r.QueryContext(ctx, `SELECT seq, time, stack, logical_id, type, status, reason
-FROM events WHERE deployment_id = $1 ORDER BY seq`, deploymentID)
+	rows, err := b.r.QueryContext(ctx, `SELECT `+sqlschema.EventColumns+` FROM events WHERE deployment_id = $1 ORDER BY seq`, deploymentID)
 	if err != nil {
 		return nil, dbError(b.path, op, err)
 	}
 	defer rows.Close()
-	out := []state.Event{}
-	for rows.Next() {
-		e := state.Event{DeploymentID: deploymentID}
-		var at int64
-		if err := rows.Scan(&e.Seq, &at, &e.Stack, &e.LogicalID, &e.Type, &e.Status, &e.Reason); err != nil {
-			return nil, dbError(b.path, op, err)
-		}
-		e.Time = sqlschema.FromNanos(at)
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlschema.ScanEvents(rows, deploymentID)
+	if err != nil {
 		return nil, dbError(b.path, op, err)
 	}
 	return out, nil

@@ -54,17 +54,13 @@ WHERE locks.id = excluded.id`,
 // lockedBy returns the *state.LockedError naming stack's holder, or a state.ErrNotFound error when the
 // stack is not locked.
 func lockedBy(ctx context.Context, conn *sql.Conn, stack string) error {
-	h := state.LockInfo{Stack: stack}
-	var started, heartbeat int64
-	err := conn.QueryRowContext(ctx, `SELECT id, operation, username, host, pid, started_at, heartbeat_at, machine
-FROM locks WHERE stack = $1`, stack).Scan(&h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine)
+	h, err := sqlschema.ScanLock(conn.QueryRowContext(ctx, `SELECT `+sqlschema.LockColumns+` FROM locks WHERE stack = $1`, stack), stack)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("stack %q is not locked: %w", stack, state.ErrNotFound)
 	}
 	if err != nil {
 		return err
 	}
-	h.StartedAt, h.HeartbeatAt = sqlschema.FromNanos(started), sqlschema.FromNanos(heartbeat)
 	return &state.LockedError{Holder: h}
 }
 
@@ -107,23 +103,13 @@ func (b *Backend) Heartbeat(ctx context.Context, stack, id string, at time.Time)
 
 // Locks returns every held lock, ordered by stack.
 func (b *Backend) Locks(ctx context.Context) ([]state.LockInfo, error) {
-	rows, err := b.r.QueryContext(ctx, `SELECT stack, id, operation, username, host, pid, started_at, heartbeat_at, machine
-FROM locks ORDER BY stack`)
+	rows, err := b.r.QueryContext(ctx, `SELECT stack, `+sqlschema.LockColumns+` FROM locks ORDER BY stack`)
 	if err != nil {
 		return nil, dbError(b.path, "list locks", err)
 	}
 	defer rows.Close()
-	var out []state.LockInfo
-	for rows.Next() {
-		var h state.LockInfo
-		var started, heartbeat int64
-		if err := rows.Scan(&h.Stack, &h.ID, &h.Operation, &h.User, &h.Host, &h.PID, &started, &heartbeat, &h.Machine); err != nil {
-			return nil, dbError(b.path, "list locks", err)
-		}
-		h.StartedAt, h.HeartbeatAt = sqlschema.FromNanos(started), sqlschema.FromNanos(heartbeat)
-		out = append(out, h)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := sqlschema.ScanLocks(rows)
+	if err != nil {
 		return nil, dbError(b.path, "list locks", err)
 	}
 	return out, nil
