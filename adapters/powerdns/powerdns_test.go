@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/adaptertest"
 	"github.com/cdkx-dev/cdkx/adapters/powerdns"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/engine"
@@ -39,24 +40,6 @@ func zoneJSON(rrsets string) string {
 
 const serverJSON = `{"id": "localhost", "type": "Server", "daemon_type": "authoritative", "version": "4.7.3"}`
 
-func props(t *testing.T, js string) resource.Properties {
-	t.Helper()
-	p, err := resource.Encode(json.RawMessage(js))
-	if err != nil {
-		t.Fatalf("props(%s): %v", js, err)
-	}
-	return p
-}
-
-func providerError(t *testing.T, err error) *resource.ProviderError {
-	t.Helper()
-	var pe *resource.ProviderError
-	if !errors.As(err, &pe) {
-		t.Fatalf("error = %v (%T), want a *resource.ProviderError", err, err)
-	}
-	return pe
-}
-
 func TestZoneCreate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -75,7 +58,7 @@ func TestZoneCreate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, p := newFake(t, exchange{Method: "POST", Path: base + "/zones", Body: tt.wantBody, Status: 201, JSON: zoneJSON("")})
-			got, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeZone, LogicalID: "Zone", Properties: props(t, tt.props)})
+			got, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeZone, LogicalID: "Zone", Properties: adaptertest.Props(t, tt.props)})
 			if err != nil {
 				t.Fatalf("Create = %v", err)
 			}
@@ -91,11 +74,11 @@ func TestZoneCreate(t *testing.T) {
 func TestZoneCreateConflict(t *testing.T) {
 	t.Parallel()
 	f, p := newFake(t, exchange{Method: "POST", Path: base + "/zones", Body: `{"name":"example.test.","kind":"Native"}`, Status: 409, Text: "Conflict"})
-	_, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeZone, Properties: props(t, `{"name":"example.test."}`)})
+	_, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeZone, Properties: adaptertest.Props(t, `{"name":"example.test."}`)})
 	if !errors.Is(err, resource.ErrAlreadyExists) {
 		t.Fatalf("Create error = %v, want resource.ErrAlreadyExists", err)
 	}
-	pe := providerError(t, err)
+	pe := adaptertest.ProviderError(t, err)
 	want := "powerdns: POST " + f.url(base+"/zones") + ": 409: zone example.test. already exists in PowerDNS but not in cdkx state; delete it in PowerDNS or import it into cdkx"
 	if pe.Status != 409 || err.Error() != want {
 		t.Errorf("error =\n%s\nwant\n%s", err, want)
@@ -132,11 +115,11 @@ func TestZoneRead(t *testing.T) {
 				calls = append(calls, exchange{Method: "GET", Path: zoneURL, Query: "rrset_name=example.test.&rrset_type=NS", Status: 200, JSON: tt.ns})
 			}
 			_, p := newFake(t, calls...)
-			got, err := p.Read(t.Context(), resource.ReadRequest{Type: powerdns.TypeZone, PhysicalID: "example.test.", Properties: props(t, tt.hint)})
+			got, err := p.Read(t.Context(), resource.ReadRequest{Type: powerdns.TypeZone, PhysicalID: "example.test.", Properties: adaptertest.Props(t, tt.hint)})
 			if err != nil {
 				t.Fatalf("Read = %v", err)
 			}
-			want := resource.ReadResult{Properties: props(t, tt.wantProps),
+			want := resource.ReadResult{Properties: adaptertest.Props(t, tt.wantProps),
 				Outputs: resource.Properties{"zoneId": "example.test.", "name": "example.test.", "serial": json.Number("2026112101")}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Read mismatch (-want +got):\n%s", diff)
@@ -184,8 +167,8 @@ func TestZoneUpdate(t *testing.T) {
 		exchange{Method: "GET", Path: zoneURL, Query: "rrsets=false", Status: 200, JSON: live},
 	)
 	got, err := p.Update(t.Context(), resource.UpdateRequest{Type: powerdns.TypeZone, PhysicalID: "example.test.",
-		Old:     props(t, `{"name":"example.test.","account":"team-a"}`),
-		New:     props(t, `{"name":"example.test.","kind":"Master"}`),
+		Old:     adaptertest.Props(t, `{"name":"example.test.","account":"team-a"}`),
+		New:     adaptertest.Props(t, `{"name":"example.test.","kind":"Master"}`),
 		Changed: []string{"account", "kind"}})
 	if err != nil {
 		t.Fatalf("Update = %v", err)
@@ -219,7 +202,7 @@ func TestRecordSetCreate(t *testing.T) {
 		exchange{Method: "PATCH", Path: zoneURL, Status: 204, Body: `{"rrsets":[{"name":"www.example.test.","type":"A","ttl":3600,
 			"changetype":"REPLACE","records":[{"content":"192.0.2.1","disabled":false},{"content":"192.0.2.2","disabled":false}]}]}`},
 	)
-	got, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeRecordSet, Properties: props(t, wwwProps)})
+	got, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeRecordSet, Properties: adaptertest.Props(t, wwwProps)})
 	if err != nil {
 		t.Fatalf("Create = %v", err)
 	}
@@ -234,7 +217,7 @@ func TestRecordSetCreateExisting(t *testing.T) {
 	t.Parallel()
 	_, p := newFake(t, exchange{Method: "GET", Path: zoneURL, Query: wwwA, Status: 200,
 		JSON: zoneJSON(`{"comments": [], "name": "www.example.test.", "records": [{"content": "198.51.100.7", "disabled": false}], "ttl": 60, "type": "A"}`)})
-	_, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeRecordSet, Properties: props(t, wwwProps)})
+	_, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeRecordSet, Properties: adaptertest.Props(t, wwwProps)})
 	if !errors.Is(err, resource.ErrAlreadyExists) {
 		t.Fatalf("Create error = %v, want resource.ErrAlreadyExists", err)
 	}
@@ -249,11 +232,11 @@ func TestRecordSetCreateZoneMissing(t *testing.T) {
 		exchange{Method: "GET", Path: zoneURL, Query: wwwA, Status: 404, Text: "Not Found"},
 		exchange{Method: "GET", Path: base, Status: 200, JSON: serverJSON},
 	)
-	_, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeRecordSet, Properties: props(t, wwwProps)})
+	_, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeRecordSet, Properties: adaptertest.Props(t, wwwProps)})
 	if err == nil || errors.Is(err, resource.ErrNotFound) {
 		t.Fatalf("Create error = %v, want a failure that is not ErrNotFound", err)
 	}
-	if pe := providerError(t, err); pe.Status != 404 || pe.Message != "zone example.test. does not exist" {
+	if pe := adaptertest.ProviderError(t, err); pe.Status != 404 || pe.Message != "zone example.test. does not exist" {
 		t.Errorf("error = %v, want 404 zone example.test. does not exist", err)
 	}
 }
@@ -267,8 +250,8 @@ func TestRecordSetCreateUnprocessable(t *testing.T) {
 			Body: `{"rrsets":[{"name":"www.example.test.","type":"A","ttl":60,"changetype":"REPLACE","records":[{"content":"not-an-ip","disabled":false}]}]}`},
 	)
 	_, err := p.Create(t.Context(), resource.CreateRequest{Type: powerdns.TypeRecordSet,
-		Properties: props(t, `{"zoneId":"example.test.","name":"www.example.test.","type":"A","ttl":60,"records":["not-an-ip"]}`)})
-	pe := providerError(t, err)
+		Properties: adaptertest.Props(t, `{"zoneId":"example.test.","name":"www.example.test.","type":"A","ttl":60,"records":["not-an-ip"]}`)})
+	pe := adaptertest.ProviderError(t, err)
 	if pe.Status != 422 || pe.Message != msg || pe.Kind != nil {
 		t.Errorf("ProviderError = %+v, want 422 with the PowerDNS message", pe)
 	}
@@ -284,13 +267,13 @@ func TestRecordSetRead(t *testing.T) {
 		{"comments": [], "name": "www.example.test.", "records": [{"content": "192.0.2.2", "disabled": false}, {"content": "192.0.2.1", "disabled": false}], "ttl": 300, "type": "A"}`)
 	_, p := newFake(t, exchange{Method: "GET", Path: zoneURL, Query: wwwA, Status: 200, JSON: live})
 	got, err := p.Read(t.Context(), resource.ReadRequest{Type: powerdns.TypeRecordSet, PhysicalID: "example.test./www.example.test./A",
-		Properties: props(t, wwwProps)})
+		Properties: adaptertest.Props(t, wwwProps)})
 	if err != nil {
 		t.Fatalf("Read = %v", err)
 	}
 	want := resource.ReadResult{
 		// Same records in another order read back in the template's order.
-		Properties: props(t, `{"zoneId":"example.test.","name":"www.example.test.","type":"A","ttl":300,"records":["192.0.2.1","192.0.2.2"]}`),
+		Properties: adaptertest.Props(t, `{"zoneId":"example.test.","name":"www.example.test.","type":"A","ttl":300,"records":["192.0.2.1","192.0.2.2"]}`),
 		Outputs:    resource.Properties{"zoneId": "example.test.", "name": "www.example.test.", "type": "A", "fqdn": "www.example.test."},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -318,8 +301,8 @@ func TestRecordSetUpdate(t *testing.T) {
 	_, p := newFake(t, exchange{Method: "PATCH", Path: zoneURL, Status: 204, Body: `{"rrsets":[{"name":"www.example.test.","type":"A","ttl":120,
 		"changetype":"REPLACE","records":[{"content":"192.0.2.9","disabled":false}]}]}`})
 	got, err := p.Update(t.Context(), resource.UpdateRequest{Type: powerdns.TypeRecordSet, PhysicalID: "example.test./www.example.test./A",
-		Old:     props(t, wwwProps),
-		New:     props(t, `{"zoneId":"example.test.","name":"www.example.test.","type":"A","ttl":120,"records":["192.0.2.9"]}`),
+		Old:     adaptertest.Props(t, wwwProps),
+		New:     adaptertest.Props(t, `{"zoneId":"example.test.","name":"www.example.test.","type":"A","ttl":120,"records":["192.0.2.9"]}`),
 		Changed: []string{"records", "ttl"}})
 	if err != nil {
 		t.Fatalf("Update = %v", err)
@@ -361,7 +344,7 @@ func TestUnauthorizedIsNotRetried(t *testing.T) {
 	// The fake fails the test on a second request.
 	f, p := newFake(t, exchange{Method: "GET", Path: zoneURL, Query: "rrsets=false", Status: 401, Text: "Unauthorized"})
 	_, err := p.Read(t.Context(), resource.ReadRequest{Type: powerdns.TypeZone, PhysicalID: "example.test."})
-	pe := providerError(t, err)
+	pe := adaptertest.ProviderError(t, err)
 	want := "powerdns: GET " + f.url(zoneURL) + "?rrsets=false: 401: Unauthorized: check PDNS_API_KEY"
 	if pe.Status != 401 || err.Error() != want {
 		t.Errorf("error =\n%s\nwant\n%s", err, want)
@@ -380,7 +363,7 @@ func TestServerErrorsAreRetried(t *testing.T) {
 	if !errors.As(err, &re) || re.Attempts != 3 {
 		t.Fatalf("Delete error = %v, want a RetryError after 3 attempts", err)
 	}
-	if pe := providerError(t, err); pe.Status != 500 || pe.Message != "database is locked" {
+	if pe := adaptertest.ProviderError(t, err); pe.Status != 500 || pe.Message != "database is locked" {
 		t.Errorf("ProviderError = %+v, want 500 database is locked", pe)
 	}
 	want := "powerdns: DELETE " + f.url(zoneURL) + ": giving up after 3 attempts: 500: database is locked"

@@ -5,16 +5,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/adaptertest"
 	"github.com/cdkx-dev/cdkx/adapters/powerdns"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
-
-// isToken stands in for the assembly's token check: {"ref": …} is not known yet.
-func isToken(v any) bool {
-	m, ok := v.(map[string]any)
-	_, ref := m["ref"]
-	return ok && ref
-}
 
 func schema(t *testing.T, typ string) resource.Schema {
 	t.Helper()
@@ -80,7 +74,7 @@ func TestZoneCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := s.Validate(props(t, tt.props), isToken)
+			got := s.Validate(adaptertest.Props(t, tt.props), adaptertest.IsToken)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Validate(%s) mismatch (-want +got):\n%s", tt.props, diff)
 			}
@@ -141,7 +135,7 @@ func TestRecordSetCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := s.Validate(props(t, tt.props), isToken)
+			got := s.Validate(adaptertest.Props(t, tt.props), adaptertest.IsToken)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Validate(%s) mismatch (-want +got):\n%s", tt.props, diff)
 			}

@@ -2,7 +2,6 @@ package rabbitmq_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/adaptertest"
 	"github.com/cdkx-dev/cdkx/adapters/rabbitmq"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/engine"
@@ -23,24 +23,6 @@ var (
 	// The engine honours a provider's own default limit of calls in flight.
 	_ interface{ DefaultConcurrency() int } = (*rabbitmq.Provider)(nil)
 )
-
-func props(t *testing.T, js string) resource.Properties {
-	t.Helper()
-	p, err := resource.Encode(json.RawMessage(js))
-	if err != nil {
-		t.Fatalf("props(%s): %v", js, err)
-	}
-	return p
-}
-
-func providerError(t *testing.T, err error) *resource.ProviderError {
-	t.Helper()
-	var pe *resource.ProviderError
-	if !errors.As(err, &pe) {
-		t.Fatalf("error = %v (%T), want a *resource.ProviderError", err, err)
-	}
-	return pe
-}
 
 func TestDefaultConcurrency(t *testing.T) {
 	t.Parallel()
@@ -59,7 +41,7 @@ func TestLoginFailedIsNotRetried(t *testing.T) {
 	f, p := newFake(t, exchange{Method: "GET", Path: "/api/vhosts/app", Status: 401, JSON: loginFailed,
 		Header: map[string]string{"WWW-Authenticate": `Basic realm="RabbitMQ Management"`}})
 	_, err := p.Read(t.Context(), resource.ReadRequest{Type: rabbitmq.TypeVirtualHost, PhysicalID: "app"})
-	pe := providerError(t, err)
+	pe := adaptertest.ProviderError(t, err)
 	want := "rabbitmq: GET " + f.url("/api/vhosts/app") + ": 401: Login failed: check RABBITMQ_USERNAME and RABBITMQ_PASSWORD"
 	if pe.Status != 401 || err.Error() != want {
 		t.Errorf("error =\n%s\nwant\n%s", err, want)
@@ -91,7 +73,7 @@ func TestRefusals(t *testing.T) {
 			}
 			_, p := newFake(t, x)
 			_, err := p.Read(t.Context(), resource.ReadRequest{Type: rabbitmq.TypeExchange, PhysicalID: "app/amq.x"})
-			if pe := providerError(t, err); pe.Status != 401 || pe.Message != tt.want {
+			if pe := adaptertest.ProviderError(t, err); pe.Status != 401 || pe.Message != tt.want {
 				t.Errorf("Message = %q, want %q", pe.Message, tt.want)
 			}
 		})
@@ -124,7 +106,7 @@ func TestErrorMessages(t *testing.T) {
 			t.Parallel()
 			_, p := newFake(t, exchange{Method: "DELETE", Path: "/api/policies/app/p", Status: tt.status, JSON: tt.json, Text: tt.text})
 			err := p.Delete(t.Context(), resource.DeleteRequest{Type: rabbitmq.TypePolicy, PhysicalID: "app/p"})
-			if pe := providerError(t, err); pe.Status != tt.status || pe.Message != tt.want || pe.Kind != nil {
+			if pe := adaptertest.ProviderError(t, err); pe.Status != tt.status || pe.Message != tt.want || pe.Kind != nil {
 				t.Errorf("ProviderError = %d %q (kind %v), want %d %q", pe.Status, pe.Message, pe.Kind, tt.status, tt.want)
 			}
 		})
@@ -137,8 +119,8 @@ func TestInternalServerErrorIsNotRetried(t *testing.T) {
 		get404("/api/vhosts/app"),
 		exchange{Method: "PUT", Path: "/api/vhosts/app", Status: 500, Body: `{"description":"","tags":""}`,
 			JSON: `{"error":[69,114,114,111,114],"reason":"timeout"}`})
-	_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeVirtualHost, Properties: props(t, `{"name":"app"}`)})
-	if pe := providerError(t, err); pe.Status != 500 || pe.Message != "timeout" {
+	_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeVirtualHost, Properties: adaptertest.Props(t, `{"name":"app"}`)})
+	if pe := adaptertest.ProviderError(t, err); pe.Status != 500 || pe.Message != "timeout" {
 		t.Errorf("error = %v, want 500 timeout after one attempt", err)
 	}
 }
@@ -198,14 +180,14 @@ func TestPasswordsNeverShow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	user := props(t, `{"name":"order-service","password":"`+userPass+`"}`)
+	user := adaptertest.Props(t, `{"name":"order-service","password":"`+userPass+`"}`)
 	_, createErr := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeUser, Properties: user})
-	if pe := providerError(t, createErr); pe.Status != 400 || pe.Message != "bad password REDACTED" {
+	if pe := adaptertest.ProviderError(t, createErr); pe.Status != 400 || pe.Message != "bad password REDACTED" {
 		t.Errorf("Create error = %v, want 400 bad password REDACTED", createErr)
 	}
 	_, updateErr := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypeUser, PhysicalID: "order-service",
-		Old: user, New: props(t, `{"name":"order-service","password":"`+userPass+`","tags":["x"]}`), Changed: []string{"tags"}})
-	if pe := providerError(t, updateErr); pe.Status != 400 || pe.Message != "cannot keep hash REDACTED" {
+		Old: user, New: adaptertest.Props(t, `{"name":"order-service","password":"`+userPass+`","tags":["x"]}`), Changed: []string{"tags"}})
+	if pe := adaptertest.ProviderError(t, updateErr); pe.Status != 400 || pe.Message != "cannot keep hash REDACTED" {
 		t.Errorf("Update error = %v, want 400 cannot keep hash REDACTED", updateErr)
 	}
 	if !strings.Contains(logs.String(), "PUT") {
@@ -230,7 +212,7 @@ func TestWrongURLIsNotNotFound(t *testing.T) {
 	if err == nil || errors.Is(err, resource.ErrNotFound) {
 		t.Fatalf("Delete error = %v, want an error that is not ErrNotFound", err)
 	}
-	if pe := providerError(t, err); pe.Message != "no RabbitMQ management API at this URL; check RABBITMQ_API_URL" {
+	if pe := adaptertest.ProviderError(t, err); pe.Message != "no RabbitMQ management API at this URL; check RABBITMQ_API_URL" {
 		t.Errorf("error %q does not say what to check", err)
 	}
 }

@@ -6,16 +6,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/adaptertest"
 	"github.com/cdkx-dev/cdkx/adapters/rabbitmq"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
-
-// isToken stands in for the assembly's token check: {"ref": …} is not known yet.
-func isToken(v any) bool {
-	m, ok := v.(map[string]any)
-	_, ref := m["ref"]
-	return ok && ref
-}
 
 func schema(t *testing.T, typ string) resource.Schema {
 	t.Helper()
@@ -97,7 +91,7 @@ func runChecks(t *testing.T, typ string, tests []checkCase) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := s.Validate(props(t, tt.props), isToken)
+			got := s.Validate(adaptertest.Props(t, tt.props), adaptertest.IsToken)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Validate(%s) mismatch (-want +got):\n%s", tt.props, diff)
 			}
@@ -252,7 +246,7 @@ func TestCheckBindingVhosts(t *testing.T) {
 		if !ok {
 			return "", nil, false
 		}
-		return r.typ, props(t, r.props), true
+		return r.typ, adaptertest.Props(t, r.props), true
 	}
 	tests := []checkCase{
 		{"same vhost by token", `{"vhost":{"ref":"Vhost","attr":"name"},"source":{"ref":"Orders","attr":"name"},"destination":{"ref":"Created","attr":"name"}}`, nil},
@@ -269,13 +263,13 @@ func TestCheckBindingVhosts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := rabbitmq.CheckBindingVhosts(props(t, tt.props), lookup)
+			got := rabbitmq.CheckBindingVhosts(adaptertest.Props(t, tt.props), lookup)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("CheckBindingVhosts(%s) mismatch (-want +got):\n%s", tt.props, diff)
 			}
 		})
 	}
-	if got := rabbitmq.CheckBindingVhosts(props(t, tests[0].props), nil); got != nil {
+	if got := rabbitmq.CheckBindingVhosts(adaptertest.Props(t, tests[0].props), nil); got != nil {
 		t.Errorf("CheckBindingVhosts with no lookup = %v, want nil", got)
 	}
 }

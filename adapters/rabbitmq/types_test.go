@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/adaptertest"
 	"github.com/cdkx-dev/cdkx/adapters/rabbitmq"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -40,7 +41,7 @@ func TestVhostCreate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, p := newFake(t, get404("/api/vhosts/app"), exchange{Method: "PUT", Path: "/api/vhosts/app", Body: tt.body, Status: 201})
-			got, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeVirtualHost, Properties: props(t, tt.props)})
+			got, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeVirtualHost, Properties: adaptertest.Props(t, tt.props)})
 			if err != nil {
 				t.Fatalf("Create = %v", err)
 			}
@@ -55,7 +56,7 @@ func TestVhostCreate(t *testing.T) {
 func TestVhostCreateExisting(t *testing.T) {
 	t.Parallel()
 	_, p := newFake(t, exchange{Method: "GET", Path: "/api/vhosts/%2F", Status: 200, JSON: strings.Replace(bareVhostJSON, `"app"`, `"/"`, 1)})
-	_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeVirtualHost, Properties: props(t, `{"name":"/"}`)})
+	_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeVirtualHost, Properties: adaptertest.Props(t, `{"name":"/"}`)})
 	if !errors.Is(err, resource.ErrAlreadyExists) {
 		t.Fatalf("Create error = %v, want resource.ErrAlreadyExists", err)
 	}
@@ -81,11 +82,11 @@ func TestVhostRead(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, p := newFake(t, exchange{Method: "GET", Path: "/api/vhosts/app", Status: 200, JSON: tt.live})
-			got, err := p.Read(t.Context(), resource.ReadRequest{Type: rabbitmq.TypeVirtualHost, PhysicalID: "app", Properties: props(t, tt.hint)})
+			got, err := p.Read(t.Context(), resource.ReadRequest{Type: rabbitmq.TypeVirtualHost, PhysicalID: "app", Properties: adaptertest.Props(t, tt.hint)})
 			if err != nil {
 				t.Fatalf("Read = %v", err)
 			}
-			want := resource.ReadResult{Properties: props(t, tt.want), Outputs: resource.Properties{"name": "app"}}
+			want := resource.ReadResult{Properties: adaptertest.Props(t, tt.want), Outputs: resource.Properties{"name": "app"}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Read mismatch (-want +got):\n%s", diff)
 			}
@@ -95,12 +96,12 @@ func TestVhostRead(t *testing.T) {
 
 func TestVhostUpdate(t *testing.T) {
 	t.Parallel()
-	old := props(t, `{"name":"app","description":"Orders","tags":["team-a"]}`)
+	old := adaptertest.Props(t, `{"name":"app","description":"Orders","tags":["team-a"]}`)
 	t.Run("metadata", func(t *testing.T) {
 		t.Parallel()
 		_, p := newFake(t, exchange{Method: "PUT", Path: "/api/vhosts/app", Body: `{"description":"","tags":"x,y"}`, Status: 204})
 		got, err := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypeVirtualHost, PhysicalID: "app", Old: old,
-			New: props(t, `{"name":"app","tags":["x","y"]}`), Changed: []string{"description", "tags"}})
+			New: adaptertest.Props(t, `{"name":"app","tags":["x","y"]}`), Changed: []string{"description", "tags"}})
 		if err != nil {
 			t.Fatalf("Update = %v", err)
 		}
@@ -116,7 +117,7 @@ func TestVhostUpdate(t *testing.T) {
 			exchange{Method: "PUT", Path: "/api/vhosts/app", Body: body, Status: 204},
 			exchange{Method: "GET", Path: "/api/vhosts/app", Status: 200, JSON: vhostJSON})
 		if _, err := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypeVirtualHost, PhysicalID: "app", Old: old,
-			New: props(t, newProps), Changed: []string{"defaultQueueType"}}); err != nil {
+			New: adaptertest.Props(t, newProps), Changed: []string{"defaultQueueType"}}); err != nil {
 			t.Fatalf("Update = %v", err)
 		}
 	})
@@ -126,7 +127,7 @@ func TestVhostUpdate(t *testing.T) {
 			exchange{Method: "PUT", Path: "/api/vhosts/app", Body: body, Status: 204},
 			exchange{Method: "GET", Path: "/api/vhosts/app", Status: 200, JSON: bareVhostJSON})
 		_, err := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypeVirtualHost, PhysicalID: "app", Old: old,
-			New: props(t, newProps), Changed: []string{"defaultQueueType"}})
+			New: adaptertest.Props(t, newProps), Changed: []string{"defaultQueueType"}})
 		if err == nil || !strings.Contains(err.Error(), `vhost "app" kept its default queue type none instead of quorum`) {
 			t.Errorf("Update error = %v, want a kept default queue type", err)
 		}
@@ -135,7 +136,7 @@ func TestVhostUpdate(t *testing.T) {
 		t.Parallel()
 		_, p := newFake(t) // no request
 		_, err := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypeVirtualHost, PhysicalID: "app",
-			Old: props(t, newProps), New: old, Changed: []string{"defaultQueueType"}})
+			Old: adaptertest.Props(t, newProps), New: old, Changed: []string{"defaultQueueType"}})
 		if err == nil || !strings.Contains(err.Error(), "defaultQueueType cannot be removed") {
 			t.Errorf("Update error = %v, want cannot be removed", err)
 		}
@@ -171,7 +172,7 @@ func TestExchangeCreate(t *testing.T) {
 			t.Parallel()
 			_, p := newFake(t, get404("/api/exchanges/%2F/orders"),
 				exchange{Method: "PUT", Path: "/api/exchanges/%2F/orders", Body: tt.body, Status: 201})
-			got, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeExchange, Properties: props(t, tt.props)})
+			got, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeExchange, Properties: adaptertest.Props(t, tt.props)})
 			if err != nil {
 				t.Fatalf("Create = %v", err)
 			}
@@ -207,7 +208,7 @@ func TestExchangeCreateErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, p := newFake(t, tt.answers...)
-			_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeExchange, Properties: props(t, `{"vhost":"app","name":"orders","type":"fanout"}`)})
+			_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeExchange, Properties: adaptertest.Props(t, `{"vhost":"app","name":"orders","type":"fanout"}`)})
 			if err == nil || !strings.HasSuffix(err.Error(), tt.want) {
 				t.Errorf("Create error = %v, want suffix %q", err, tt.want)
 			}
@@ -234,11 +235,11 @@ func TestExchangeRead(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, p := newFake(t, exchange{Method: "GET", Path: "/api/exchanges/%2F/orders", Status: 200, JSON: tt.live})
-			got, err := p.Read(t.Context(), resource.ReadRequest{Type: rabbitmq.TypeExchange, PhysicalID: "%2F/orders", Properties: props(t, tt.hint)})
+			got, err := p.Read(t.Context(), resource.ReadRequest{Type: rabbitmq.TypeExchange, PhysicalID: "%2F/orders", Properties: adaptertest.Props(t, tt.hint)})
 			if err != nil {
 				t.Fatalf("Read = %v", err)
 			}
-			want := resource.ReadResult{Properties: props(t, tt.want), Outputs: resource.Properties{"vhost": "/", "name": "orders"}}
+			want := resource.ReadResult{Properties: adaptertest.Props(t, tt.want), Outputs: resource.Properties{"vhost": "/", "name": "orders"}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Read mismatch (-want +got):\n%s", diff)
 			}
@@ -308,7 +309,7 @@ func TestQueueLifecycle(t *testing.T) {
 		exchange{Method: "DELETE", Path: path, Status: 404, JSON: notFoundJSON},
 		whoami,
 	)
-	in := props(t, `{"vhost":"app","name":"orders.created","arguments":{"x-max-length":10000}}`)
+	in := adaptertest.Props(t, `{"vhost":"app","name":"orders.created","arguments":{"x-max-length":10000}}`)
 	c, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeQueue, Properties: in})
 	if err != nil {
 		t.Fatalf("Create = %v", err)
@@ -329,7 +330,7 @@ func TestQueueLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Read = %v", err)
 	}
-	if diff := cmp.Diff(props(t, `{"vhost":"app","name":"orders.created","arguments":{"x-queue-type":"quorum"}}`), r.Properties); diff != "" {
+	if diff := cmp.Diff(adaptertest.Props(t, `{"vhost":"app","name":"orders.created","arguments":{"x-queue-type":"quorum"}}`), r.Properties); diff != "" {
 		t.Errorf("Read without hint mismatch (-want +got):\n%s", diff)
 	}
 	for range 2 {
@@ -345,8 +346,8 @@ func TestQueueCreateInequivalent(t *testing.T) {
 	_, p := newFake(t, get404("/api/queues/app/q"),
 		exchange{Method: "PUT", Path: "/api/queues/app/q", Body: `{"durable":true,"auto_delete":false,"arguments":{"x-queue-type":"quorum"}}`,
 			Status: 400, JSON: `{"error":"bad_request","reason":"` + reason + `"}`})
-	_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeQueue, Properties: props(t, `{"vhost":"app","name":"q","arguments":{"x-queue-type":"quorum"}}`)})
-	if pe := providerError(t, err); pe.Status != 400 || pe.Message != reason {
+	_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeQueue, Properties: adaptertest.Props(t, `{"vhost":"app","name":"q","arguments":{"x-queue-type":"quorum"}}`)})
+	if pe := adaptertest.ProviderError(t, err); pe.Status != 400 || pe.Message != reason {
 		t.Errorf("error = %v, want 400 %s", err, reason)
 	}
 }
@@ -378,11 +379,11 @@ func TestBindingCreate(t *testing.T) {
 			_, p := newFake(t,
 				exchange{Method: "GET", Path: tt.url, Status: 200, JSON: `[]`},
 				exchange{Method: "POST", Path: tt.url, Body: tt.body, Status: 201, Header: map[string]string{"Location": tt.location}})
-			got, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeBinding, Properties: props(t, tt.props)})
+			got, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeBinding, Properties: adaptertest.Props(t, tt.props)})
 			if err != nil {
 				t.Fatalf("Create = %v", err)
 			}
-			vhost, _ := props(t, tt.props)["vhost"].(string)
+			vhost, _ := adaptertest.Props(t, tt.props)["vhost"].(string)
 			want := resource.CreateResult{PhysicalID: tt.wantID, Outputs: resource.Properties{"vhost": vhost, "propertiesKey": tt.wantKey}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("Create mismatch (-want +got):\n%s", diff)
@@ -419,7 +420,7 @@ func TestBindingCreateErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, p := newFake(t, tt.answers...)
-			_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeBinding, Properties: props(t, in)})
+			_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeBinding, Properties: adaptertest.Props(t, in)})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Create error = %v, want %q", err, tt.want)
 			}
@@ -435,7 +436,7 @@ func TestBindingReadDeleteLocate(t *testing.T) {
 	const id = "app/orders/queue/orders.created/order.created~3ujGfg"
 	const one = bindingsURL + "/order.created~3ujGfg"
 	live := strings.NewReplacer(`"arguments":{}`, `"arguments":{"x-match":"all"}`, `"properties_key":"order.created"`, `"properties_key":"order.created~3ujGfg"`).Replace(bindingJSON)
-	in := props(t, `{"vhost":"app","source":"orders","destination":"orders.created","routingKey":"order.created","arguments":{"x-match":"all"}}`)
+	in := adaptertest.Props(t, `{"vhost":"app","source":"orders","destination":"orders.created","routingKey":"order.created","arguments":{"x-match":"all"}}`)
 	_, p := newFake(t,
 		exchange{Method: "GET", Path: one, Status: 200, JSON: live},
 		exchange{Method: "GET", Path: bindingsURL, Status: 200, JSON: "[" + bindingJSON + "," + live + "]"},
@@ -477,7 +478,7 @@ func TestUserCreateRead(t *testing.T) {
 		exchange{Method: "PUT", Path: "/api/users/order-service", Body: `{"password":"pw-1","tags":"management,monitoring"}`, Status: 201},
 		exchange{Method: "GET", Path: "/api/users/order-service", Status: 200, JSON: userJSON},
 	)
-	in := props(t, `{"name":"order-service","password":"pw-1","tags":["management","monitoring"]}`)
+	in := adaptertest.Props(t, `{"name":"order-service","password":"pw-1","tags":["management","monitoring"]}`)
 	c, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypeUser, Properties: in})
 	if err != nil {
 		t.Fatalf("Create = %v", err)
@@ -486,12 +487,12 @@ func TestUserCreateRead(t *testing.T) {
 		t.Errorf("Create mismatch (-want +got):\n%s", diff)
 	}
 	// State holds a fingerprint in place of the password; Read never reports one.
-	hint := props(t, `{"name":"order-service","password":"fingerprint:abc","tags":["monitoring","management"]}`)
+	hint := adaptertest.Props(t, `{"name":"order-service","password":"fingerprint:abc","tags":["monitoring","management"]}`)
 	r, err := p.Read(t.Context(), resource.ReadRequest{Type: rabbitmq.TypeUser, PhysicalID: "order-service", Properties: hint})
 	if err != nil {
 		t.Fatalf("Read = %v", err)
 	}
-	want := resource.ReadResult{Properties: props(t, `{"name":"order-service","tags":["monitoring","management"]}`), Outputs: resource.Properties{"name": "order-service"}}
+	want := resource.ReadResult{Properties: adaptertest.Props(t, `{"name":"order-service","tags":["monitoring","management"]}`), Outputs: resource.Properties{"name": "order-service"}}
 	if diff := cmp.Diff(want, r); diff != "" {
 		t.Errorf("Read mismatch (-want +got):\n%s", diff)
 	}
@@ -499,12 +500,12 @@ func TestUserCreateRead(t *testing.T) {
 
 func TestUserUpdate(t *testing.T) {
 	t.Parallel()
-	old := props(t, `{"name":"order-service","password":"pw-1","tags":["management"]}`)
+	old := adaptertest.Props(t, `{"name":"order-service","password":"pw-1","tags":["management"]}`)
 	t.Run("password changed", func(t *testing.T) {
 		t.Parallel()
 		_, p := newFake(t, exchange{Method: "PUT", Path: "/api/users/order-service", Body: `{"password":"pw-2","tags":"management"}`, Status: 204})
 		_, err := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypeUser, PhysicalID: "order-service", Old: old,
-			New: props(t, `{"name":"order-service","password":"pw-2","tags":["management"]}`), Changed: []string{"password"}})
+			New: adaptertest.Props(t, `{"name":"order-service","password":"pw-2","tags":["management"]}`), Changed: []string{"password"}})
 		if err != nil {
 			t.Fatalf("Update = %v", err)
 		}
@@ -517,7 +518,7 @@ func TestUserUpdate(t *testing.T) {
 				Body: `{"password_hash":"VQwbveGlt1brOD5KPWUw3cNDSuKCC6j9CX2VTmMpcPYKw6Y9","hashing_algorithm":"rabbit_password_hashing_sha256","tags":""}`})
 		// The engine may hand the recorded fingerprint as the unchanged password: it is never sent.
 		got, err := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypeUser, PhysicalID: "order-service", Old: old,
-			New: props(t, `{"name":"order-service","password":"fingerprint:abc"}`), Changed: []string{"tags"}})
+			New: adaptertest.Props(t, `{"name":"order-service","password":"fingerprint:abc"}`), Changed: []string{"tags"}})
 		if err != nil {
 			t.Fatalf("Update = %v", err)
 		}
@@ -529,7 +530,7 @@ func TestUserUpdate(t *testing.T) {
 		t.Parallel()
 		_, p := newFake(t, exchange{Method: "GET", Path: "/api/users/order-service", Status: 404, JSON: notFoundJSON})
 		_, err := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypeUser, PhysicalID: "order-service", Old: old,
-			New: props(t, `{"name":"order-service","password":"pw-1"}`), Changed: []string{"tags"}})
+			New: adaptertest.Props(t, `{"name":"order-service","password":"pw-1"}`), Changed: []string{"tags"}})
 		if !errors.Is(err, resource.ErrNotFound) {
 			t.Errorf("Update error = %v, want ErrNotFound", err)
 		}
@@ -553,7 +554,7 @@ func TestUserDelete(t *testing.T) {
 func TestPermissionLifecycle(t *testing.T) {
 	t.Parallel()
 	const path = "/api/permissions/app/order-service"
-	in := props(t, `{"vhost":"app","user":"order-service","configure":"^orders\\.","write":".*","read":".*"}`)
+	in := adaptertest.Props(t, `{"vhost":"app","user":"order-service","configure":"^orders\\.","write":".*","read":".*"}`)
 	_, p := newFake(t,
 		get404(path),
 		exchange{Method: "PUT", Path: path, Body: `{"configure":"^orders\\.","write":".*","read":".*"}`, Status: 201},
@@ -579,7 +580,7 @@ func TestPermissionLifecycle(t *testing.T) {
 		t.Errorf("Read mismatch (-want +got):\n%s", diff)
 	}
 	if _, err := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypePermission, PhysicalID: c.PhysicalID, Old: in,
-		New: props(t, `{"vhost":"app","user":"order-service","configure":"","write":".*","read":".*"}`), Changed: []string{"configure"}}); err != nil {
+		New: adaptertest.Props(t, `{"vhost":"app","user":"order-service","configure":"","write":".*","read":".*"}`), Changed: []string{"configure"}}); err != nil {
 		t.Fatalf("Update = %v", err)
 	}
 	for range 2 {
@@ -592,13 +593,13 @@ func TestPermissionLifecycle(t *testing.T) {
 func TestPermissionCreateErrors(t *testing.T) {
 	t.Parallel()
 	const path = "/api/permissions/app/nobody"
-	in := props(t, `{"vhost":"app","user":"nobody","configure":".*","write":".*","read":".*"}`)
+	in := adaptertest.Props(t, `{"vhost":"app","user":"nobody","configure":".*","write":".*","read":".*"}`)
 	t.Run("no user", func(t *testing.T) {
 		t.Parallel()
 		_, p := newFake(t, get404(path), exchange{Method: "PUT", Path: path, Body: `{"configure":".*","write":".*","read":".*"}`,
 			Status: 400, JSON: `{"error":"bad_request","reason":"vhost_or_user_not_found"}`})
 		_, err := p.Create(t.Context(), resource.CreateRequest{Type: rabbitmq.TypePermission, Properties: in})
-		if pe := providerError(t, err); pe.Status != 400 || pe.Message != `vhost_or_user_not_found: vhost "app" or user "nobody" does not exist` {
+		if pe := adaptertest.ProviderError(t, err); pe.Status != 400 || pe.Message != `vhost_or_user_not_found: vhost "app" or user "nobody" does not exist` {
 			t.Errorf("error = %v", err)
 		}
 	})
@@ -615,7 +616,7 @@ func TestPermissionCreateErrors(t *testing.T) {
 func TestPolicyLifecycle(t *testing.T) {
 	t.Parallel()
 	const path = "/api/policies/app/dlx"
-	in := props(t, `{"vhost":"app","name":"dlx","pattern":"^orders\\.created$","applyTo":"queues","priority":1,"definition":{"dead-letter-exchange":"dlx"}}`)
+	in := adaptertest.Props(t, `{"vhost":"app","name":"dlx","pattern":"^orders\\.created$","applyTo":"queues","priority":1,"definition":{"dead-letter-exchange":"dlx"}}`)
 	_, p := newFake(t,
 		get404(path),
 		exchange{Method: "PUT", Path: path, Status: 201,
@@ -642,7 +643,7 @@ func TestPolicyLifecycle(t *testing.T) {
 	if diff := cmp.Diff(in, r.Properties); diff != "" {
 		t.Errorf("Read mismatch (-want +got):\n%s", diff)
 	}
-	bare := props(t, `{"vhost":"app","name":"dlx","pattern":"^orders\\.created$","definition":{"dead-letter-exchange":"dlx"}}`)
+	bare := adaptertest.Props(t, `{"vhost":"app","name":"dlx","pattern":"^orders\\.created$","definition":{"dead-letter-exchange":"dlx"}}`)
 	r, err = p.Read(t.Context(), resource.ReadRequest{Type: rabbitmq.TypePolicy, PhysicalID: c.PhysicalID, Properties: bare})
 	if err != nil {
 		t.Fatalf("Read = %v", err)
@@ -651,7 +652,7 @@ func TestPolicyLifecycle(t *testing.T) {
 		t.Errorf("Read with defaults mismatch (-want +got):\n%s", diff)
 	}
 	if _, err := p.Update(t.Context(), resource.UpdateRequest{Type: rabbitmq.TypePolicy, PhysicalID: c.PhysicalID, Old: in,
-		New:     props(t, `{"vhost":"app","name":"dlx","pattern":"^orders\\.","definition":{"dead-letter-exchange":"dlx","max-length":5}}`),
+		New:     adaptertest.Props(t, `{"vhost":"app","name":"dlx","pattern":"^orders\\.","definition":{"dead-letter-exchange":"dlx","max-length":5}}`),
 		Changed: []string{"applyTo", "definition", "pattern", "priority"}}); err != nil {
 		t.Fatalf("Update = %v", err)
 	}
@@ -681,7 +682,7 @@ func TestLocate(t *testing.T) {
 				exchange{Method: "GET", Path: tt.path, Status: 200, JSON: tt.json},
 				exchange{Method: "GET", Path: tt.path, Status: 404, JSON: notFoundJSON},
 				whoami)
-			req := resource.CreateRequest{Type: tt.typ, Properties: props(t, tt.props)}
+			req := resource.CreateRequest{Type: tt.typ, Properties: adaptertest.Props(t, tt.props)}
 			if got, err := p.Locate(t.Context(), req); err != nil || got != tt.want {
 				t.Errorf("Locate = %q, %v, want %q", got, err, tt.want)
 			}
