@@ -74,7 +74,9 @@ func isServiceURL(location string) bool {
 // OpenService opens the state service at location with the API token CDKX_TOKEN, in organization
 // CDKX_ORG (default: the service's default organization) and project CDKX_PROJECT (default: the name of
 // the working directory, the app's folder). Requests are retried through the shared transport: network
-// errors, 429 and 5xx (a service whose database restarts answers 503 with Retry-After) for about 30 s.
+// errors, 429 and 5xx, 10 times: a service whose database restarts answers 503 with Retry-After 1, so a
+// request rides out about 10 s of database outage; a service that refuses connections, about 28 s of
+// backoff (0.25 s doubling to 4 s, with jitter).
 func OpenService(ctx context.Context, location string, getenv func(string) string) (state.Backend, error) {
 	project := getenv("CDKX_PROJECT")
 	if project == "" {
