@@ -48,12 +48,6 @@ type Options struct {
 	ProviderConcurrency map[string]int
 }
 
-// ConcurrencyLimiter is implemented by providers whose API wants fewer calls at once than the global
-// limit (rate-limited APIs beside fast ones).
-type ConcurrencyLimiter interface {
-	DefaultConcurrency() int
-}
-
 // Failure is one resource (or stack) that failed, with the error the provider or the engine gave.
 type Failure struct {
 	Stack     string
@@ -636,10 +630,8 @@ func (r *run) providerSem(provider string) chan struct{} {
 	}
 	n := r.opts.ProviderConcurrency[provider]
 	if n <= 0 {
-		if p, err := r.opts.Providers.Provider(provider); err == nil {
-			if l, ok := p.(ConcurrencyLimiter); ok {
-				n = l.DefaultConcurrency()
-			}
+		if info, ok := r.opts.Providers.Info(provider); ok {
+			n = info.DefaultConcurrency
 		}
 	}
 	var s chan struct{}
@@ -817,7 +809,7 @@ func (r *run) create(step *planner.Step, prov Provider, base, onFail *state.Reso
 		pending.Replaced = old.Replaced
 	}
 	var out resource.CreateResult
-	err := r.pendingCall(step.Stack, pending, ev(inProgress, reason), prov.Name(), func(ctx context.Context) error {
+	err := r.pendingCall(step.Stack, pending, ev(inProgress, reason), prov.Info().Name, func(ctx context.Context) error {
 		var err error
 		out, err = prov.Create(ctx, resource.CreateRequest{Type: step.Type, LogicalID: step.LogicalID, Properties: inputs})
 		return err
@@ -861,7 +853,7 @@ func (r *run) update(step *planner.Step, prov Provider, old *state.Resource, inp
 	pending.Pending = &state.PendingOperation{Op: "updating", Inputs: stored, PhysicalID: old.PhysicalID, StartedAt: r.opts.Now().UTC()}
 	pending.Status = string(UpdateInProgress)
 	var out resource.UpdateResult
-	err := r.pendingCall(step.Stack, &pending, ev(UpdateInProgress, "changed: "+strings.Join(changed, ", ")), prov.Name(), func(ctx context.Context) error {
+	err := r.pendingCall(step.Stack, &pending, ev(UpdateInProgress, "changed: "+strings.Join(changed, ", ")), prov.Info().Name, func(ctx context.Context) error {
 		var err error
 		out, err = prov.Update(ctx, resource.UpdateRequest{Type: step.Type, PhysicalID: old.PhysicalID, Old: old.Inputs,
 			New: inputs, OldOutputs: old.Outputs, Changed: changed})
@@ -916,7 +908,7 @@ func (r *run) replaceObject(step *planner.Step, prov Provider, old *state.Resour
 	pending := *old
 	pending.Status = string(UpdateInProgress)
 	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: old.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	err = r.pendingCall(step.Stack, &pending, ev(UpdateInProgress, "replacement: "+d.Reason+"; deleting the old object first"), oldProv.Name(), deleteCall(oldProv, resource.DeleteRequest{Type: old.Type, PhysicalID: old.PhysicalID, Properties: old.Inputs, Outputs: old.Outputs}))
+	err = r.pendingCall(step.Stack, &pending, ev(UpdateInProgress, "replacement: "+d.Reason+"; deleting the old object first"), oldProv.Info().Name, deleteCall(oldProv, resource.DeleteRequest{Type: old.Type, PhysicalID: old.PhysicalID, Properties: old.Inputs, Outputs: old.Outputs}))
 	if IsStateError(err) {
 		return err
 	}
@@ -1055,7 +1047,7 @@ func (r *run) deleteStep(step *planner.Step) error {
 	pending := *cur
 	pending.Status = string(DeleteInProgress)
 	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	err = r.pendingCall(step.Stack, &pending, ev(cur.PhysicalID, DeleteInProgress, step.Reason), prov.Name(), deleteCall(prov, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs}))
+	err = r.pendingCall(step.Stack, &pending, ev(cur.PhysicalID, DeleteInProgress, step.Reason), prov.Info().Name, deleteCall(prov, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs}))
 	if IsStateError(err) {
 		return err
 	}
@@ -1082,7 +1074,7 @@ func (r *run) deleteReplaced(step *planner.Step, ev func(string, Status, string)
 	if err == nil {
 		pending := *r.current(step.Stack, step.LogicalID)
 		pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: obj.PhysicalID, StartedAt: r.opts.Now().UTC()}
-		err = r.pendingCall(step.Stack, &pending, ev(obj.PhysicalID, DeleteInProgress, "old object replaced by a new one"), prov.Name(),
+		err = r.pendingCall(step.Stack, &pending, ev(obj.PhysicalID, DeleteInProgress, "old object replaced by a new one"), prov.Info().Name,
 			deleteCall(prov, resource.DeleteRequest{Type: obj.Type, PhysicalID: obj.PhysicalID, Properties: obj.Inputs, Outputs: obj.Outputs}))
 		if IsStateError(err) {
 			return err

@@ -566,14 +566,6 @@ func TestRollbackRandomDAGs(t *testing.T) {
 	}
 }
 
-// limitedCloud is a Cloud that declares a default concurrency limit.
-type limitedCloud struct {
-	*enginetest.Cloud
-	limit int
-}
-
-func (l limitedCloud) DefaultConcurrency() int { return l.limit }
-
 func TestProviderConcurrency(t *testing.T) {
 	t.Parallel()
 	values := map[string]string{}
@@ -594,11 +586,8 @@ func TestProviderConcurrency(t *testing.T) {
 			t.Parallel()
 			cloud := enginetest.NewCloud()
 			cloud.Latency = 5 * time.Millisecond
-			var p engine.Provider = cloud
-			if tc.declared > 0 {
-				p = limitedCloud{cloud, tc.declared}
-			}
-			res, _ := deployWith(t, mkAssembly(values), openBackend(t), engine.NewRegistry(p),
+			cloud.DefaultConcurrency = tc.declared
+			res, _ := deployWith(t, mkAssembly(values), openBackend(t), engine.NewRegistry(cloud),
 				engine.Options{Concurrency: 10, ProviderConcurrency: tc.config})
 			if res.Err() != nil {
 				t.Fatal(res.Err())

@@ -35,7 +35,7 @@ func Import(ctx context.Context, st *state.Stack, r *assembly.Resource, physical
 	run := newRun(ctx, opts)
 	run.stacks[st.Name] = cloneStack(st)
 	var live resource.ReadResult
-	err = run.call(prov.Name(), func(ctx context.Context) error {
+	err = run.call(prov.Info().Name, func(ctx context.Context) error {
 		var err error
 		live, err = prov.Read(ctx, resource.ReadRequest{Type: r.Type, PhysicalID: physicalID})
 		return err

@@ -4,20 +4,19 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
-// Provider is what an adapter offers the engine: its types' schemas and the four object operations.
-// Adapters implement it in terms of pkg/resource only and never import the engine.
+// Provider is what an adapter offers the engine: what it declares about itself (Info) and the object
+// operations. Adapters implement it in terms of pkg/resource only and never import the engine.
 //
 // Every method may be called concurrently. Errors should wrap resource.ErrNotFound or
 // resource.ErrAlreadyExists where they apply, and be *resource.ProviderError when the API answered.
 type Provider interface {
-	// Name is the provider's lower-case name as written in templates, e.g. "powerdns".
-	Name() string
-	// Schemas describes every resource type the provider serves.
-	Schemas() []resource.Schema
+	// Info declares the provider's name, types, default concurrency and abilities. It is constant.
+	Info() resource.ProviderInfo
 	// Create creates one object and returns its physical ID and outputs.
 	Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error)
 	// Read returns an object's live properties and outputs, or an error wrapping resource.ErrNotFound.
@@ -26,40 +25,88 @@ type Provider interface {
 	Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error)
 	// Delete deletes an object; one already gone is success.
 	Delete(ctx context.Context, req resource.DeleteRequest) error
+	// Locate returns the physical ID of the object req would have created (crash recovery of a create
+	// whose result was never recorded), an error wrapping resource.ErrNotFound when there is none, or one
+	// wrapping resource.ErrCannotLocate when Info().CanLocate is false.
+	Locate(ctx context.Context, req resource.CreateRequest) (physicalID string, err error)
 }
 
-// Registry maps provider names to providers. The zero value is empty; use NewRegistry.
+// Registry maps provider names to providers. Each entry is either a provider or a lazy one: its Info is
+// known at once (validation, limits), the provider itself is built on first use (Configure, or the first
+// call), so that a command that never calls it never needs its credentials. The zero value is empty; use
+// NewRegistry. A Registry is safe for concurrent use.
 type Registry struct {
-	providers map[string]Provider
-	schemas   map[string]map[string]resource.Schema
+	entries map[string]*entry
 }
 
-// NewRegistry returns a registry of ps, keyed by Name.
+type entry struct {
+	info    resource.ProviderInfo
+	schemas map[string]resource.Schema
+	build   func() (Provider, error)
+
+	once sync.Once
+	p    Provider
+	err  error
+}
+
+func (e *entry) get() (Provider, error) {
+	e.once.Do(func() { e.p, e.err = e.build() })
+	return e.p, e.err
+}
+
+// NewRegistry returns a registry of ps, keyed by Info().Name.
 func NewRegistry(ps ...Provider) *Registry {
-	r := &Registry{providers: map[string]Provider{}, schemas: map[string]map[string]resource.Schema{}}
+	r := &Registry{entries: map[string]*entry{}}
 	for _, p := range ps {
-		r.providers[p.Name()] = p
-		m := map[string]resource.Schema{}
-		for _, s := range p.Schemas() {
-			m[s.Type] = s
-		}
-		r.schemas[p.Name()] = m
+		r.Register(p.Info(), func() (Provider, error) { return p, nil })
 	}
 	return r
 }
 
-// Provider returns the named provider or an error listing the known ones.
-func (r *Registry) Provider(name string) (Provider, error) {
-	if p, ok := r.providers[name]; ok {
-		return p, nil
+// Register adds a lazy provider: info is served at once, build is called once, on first use. A provider
+// already registered under info.Name is replaced.
+func (r *Registry) Register(info resource.ProviderInfo, build func() (Provider, error)) {
+	m := make(map[string]resource.Schema, len(info.Schemas))
+	for _, s := range info.Schemas {
+		m[s.Type] = s
 	}
-	return nil, fmt.Errorf("unknown provider %q (known: %v)", name, r.Names())
+	r.entries[info.Name] = &entry{info: info, schemas: m, build: build}
+}
+
+// Provider returns the named provider, built if it was lazy, or an error listing the known ones, or the
+// error of its construction (e.g. "PDNS_API_URL is not set").
+func (r *Registry) Provider(name string) (Provider, error) {
+	e, ok := r.entries[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q (known: %v)", name, r.Names())
+	}
+	return e.get()
+}
+
+// Info returns what the named provider declares; ok is false for an unknown name.
+func (r *Registry) Info(name string) (resource.ProviderInfo, bool) {
+	e, ok := r.entries[name]
+	if !ok {
+		return resource.ProviderInfo{}, false
+	}
+	return e.info, true
+}
+
+// Configure builds every named provider now, so that missing configuration (an unset API URL) is reported
+// before any provider call. It returns the first error.
+func (r *Registry) Configure(names []string) error {
+	for _, n := range names {
+		if _, err := r.Provider(n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Names returns the registered provider names, sorted.
 func (r *Registry) Names() []string {
-	out := make([]string, 0, len(r.providers))
-	for n := range r.providers {
+	out := make([]string, 0, len(r.entries))
+	for n := range r.entries {
 		out = append(out, n)
 	}
 	sort.Strings(out)
@@ -68,10 +115,10 @@ func (r *Registry) Names() []string {
 
 // Schema is a resource.SchemaLookup over the registered providers.
 func (r *Registry) Schema(provider, resourceType string) (resource.Schema, bool, bool) {
-	m, ok := r.providers[provider]
-	if !ok || m == nil {
+	e, ok := r.entries[provider]
+	if !ok {
 		return resource.Schema{}, false, false
 	}
-	s, ok := r.schemas[provider][resourceType]
+	s, ok := e.schemas[resourceType]
 	return s, true, ok
 }

@@ -14,13 +14,6 @@ import (
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
-// Locator is implemented by providers whose objects are named by their inputs (a zone by its name), so
-// that a create interrupted between the provider call and its record can be found again. Locate returns
-// the physical ID of the object req would have created, or an error wrapping resource.ErrNotFound when
-// there is none. A provider without a Locator cannot recover such a create; the run then stops and says so.
-type Locator interface {
-	Locate(ctx context.Context, req resource.CreateRequest) (physicalID string, err error)
-}
 
 // Drift statuses of a refresh, in CloudFormation's drift vocabulary.
 const (
@@ -152,7 +145,7 @@ func (r *run) refreshOne(stack string, rec *state.Resource) error {
 		return r.recoverCreate(stack, rec, prov, ev)
 	}
 	var live resource.ReadResult
-	err = r.call(prov.Name(), func(ctx context.Context) error {
+	err = r.call(prov.Info().Name, func(ctx context.Context) error {
 		live, err = prov.Read(ctx, resource.ReadRequest{Type: rec.Type, PhysicalID: rec.PhysicalID, Properties: rec.Inputs, Outputs: rec.Outputs})
 		return err
 	})
@@ -170,7 +163,7 @@ func (r *run) refreshOne(stack string, rec *state.Resource) error {
 	case gone:
 		reason := "deleted outside cdkx"
 		if rec.Pending != nil {
-			reason = "recovered: the object of the interrupted " + rec.Pending.Op + " no longer exists"
+			reason = "recovered: the object of the interrupted " + string(rec.Pending.Op) + " no longer exists"
 		}
 		return r.dropRefreshed(stack, rec, ev(rec.PhysicalID, Deleted, reason))
 	}
@@ -214,16 +207,15 @@ func cloneProps(p resource.Properties) resource.Properties {
 
 // recoverCreate settles a pending create: the object is looked up by the inputs that were sent.
 func (r *run) recoverCreate(stack string, rec *state.Resource, prov Provider, ev func(string, Status, string) Event) error {
-	loc, ok := prov.(Locator)
-	if !ok {
+	if !prov.Info().CanLocate {
 		return fmt.Errorf("a create of %s was interrupted and provider %s cannot look objects up by their inputs: check the provider for an object created at %s and delete it, then remove the record with cdkx destroy --target", rec.LogicalID, rec.Provider, rec.Pending.StartedAt.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	req := resource.CreateRequest{Type: rec.Type, LogicalID: rec.LogicalID, Properties: rec.Pending.Inputs}
 	var id string
 	var live resource.ReadResult
-	err := r.call(prov.Name(), func(ctx context.Context) error {
+	err := r.call(prov.Info().Name, func(ctx context.Context) error {
 		var err error
-		if id, err = loc.Locate(ctx, req); err != nil {
+		if id, err = prov.Locate(ctx, req); err != nil {
 			return err
 		}
 		live, err = prov.Read(ctx, resource.ReadRequest{Type: rec.Type, PhysicalID: id, Properties: rec.Pending.Inputs})
@@ -308,7 +300,7 @@ func (r *run) recoverReplacedDelete(stack string, rec *state.Resource, ev func(s
 	if err != nil {
 		return err
 	}
-	err = r.call(prov.Name(), func(ctx context.Context) error {
+	err = r.call(prov.Info().Name, func(ctx context.Context) error {
 		_, err := prov.Read(ctx, resource.ReadRequest{Type: obj.Type, PhysicalID: obj.PhysicalID, Properties: obj.Inputs, Outputs: obj.Outputs})
 		return err
 	})

@@ -23,7 +23,7 @@ func TestRefreshRecoversPendingOperations(t *testing.T) {
 	reg := engine.NewRegistry(cloud)
 	b := openBackend(t)
 	now := time.Now().UTC()
-	pending := func(op string, inputs resource.Properties, physicalID string) *state.PendingOperation {
+	pending := func(op state.PendingOp, inputs resource.Properties, physicalID string) *state.PendingOperation {
 		return &state.PendingOperation{Op: op, Inputs: inputs, PhysicalID: physicalID, StartedAt: now}
 	}
 	rec := func(id, physicalID string, inputs resource.Properties, p *state.PendingOperation) *state.Resource {

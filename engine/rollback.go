@@ -145,7 +145,7 @@ func (r *run) deleteObject(stack string, cur *state.Resource, prov Provider, e E
 	pending := *cur
 	pending.Status = string(UpdateRollbackInProgress)
 	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	return r.pendingCall(stack, &pending, e, prov.Name(), deleteCall(prov, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs}))
+	return r.pendingCall(stack, &pending, e, prov.Info().Name, deleteCall(prov, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs}))
 }
 
 // restore updates an object back to the inputs last applied before this run.
@@ -161,7 +161,7 @@ func (r *run) restore(a applied, cur *state.Resource, prov Provider, ev func(Sta
 	pending.Status = string(UpdateRollbackInProgress)
 	pending.Pending = &state.PendingOperation{Op: "updating", Inputs: a.before.Inputs, PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
 	var out resource.UpdateResult
-	err := r.pendingCall(a.stack, &pending, ev(UpdateRollbackInProgress, "restoring the last applied inputs"), prov.Name(), func(ctx context.Context) error {
+	err := r.pendingCall(a.stack, &pending, ev(UpdateRollbackInProgress, "restoring the last applied inputs"), prov.Info().Name, func(ctx context.Context) error {
 		var err error
 		out, err = prov.Update(ctx, resource.UpdateRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Old: cur.Inputs,
 			New: keepWriteOnly(schema, a.before.Inputs, cur.Inputs), OldOutputs: cur.Outputs, Changed: changed})
@@ -209,7 +209,7 @@ func (r *run) recreate(a applied, prov Provider, ev func(Status, string) Event, 
 		}
 	}
 	var out resource.CreateResult
-	err := r.call(prov.Name(), func(ctx context.Context) error {
+	err := r.call(prov.Info().Name, func(ctx context.Context) error {
 		var err error
 		out, err = prov.Create(ctx, resource.CreateRequest{Type: a.before.Type, LogicalID: a.logicalID, Properties: a.before.Inputs})
 		return err

@@ -47,11 +47,11 @@ type Provider struct{}
 // New returns the provider.
 func New() *Provider { return &Provider{} }
 
-// Name returns "cdkx".
-func (*Provider) Name() string { return Name }
-
-// Schemas returns the schema of Cdkx::Core::Data.
-func (*Provider) Schemas() []resource.Schema { return []resource.Schema{dataSchema} }
+// Info declares the provider "cdkx" and Cdkx::Core::Data. Its objects live only in state, so Locate can
+// always tell that an interrupted create made nothing.
+func (*Provider) Info() resource.ProviderInfo {
+	return resource.ProviderInfo{Name: Name, Schemas: []resource.Schema{dataSchema}, CanLocate: true}
+}
 
 // Create assigns a new random UUID, which is both the physical ID and the id output.
 func (*Provider) Create(_ context.Context, req resource.CreateRequest) (resource.CreateResult, error) {

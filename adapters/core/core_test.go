@@ -78,9 +78,9 @@ func TestLifecycle(t *testing.T) {
 
 func TestSchema(t *testing.T) {
 	t.Parallel()
-	s := core.New().Schemas()[0]
-	if s.Type != core.TypeData || core.New().Name() != "cdkx" {
-		t.Fatalf("schema %q of provider %q", s.Type, core.New().Name())
+	s := core.New().Info().Schemas[0]
+	if s.Type != core.TypeData || core.New().Info().Name != "cdkx" {
+		t.Fatalf("schema %q of provider %q", s.Type, core.New().Info().Name)
 	}
 	if diff := cmp.Diff([]string{"triggersReplace"}, s.CreateOnly()); diff != "" {
 		t.Errorf("create-only (-want +got):\n%s", diff)

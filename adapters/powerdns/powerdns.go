@@ -117,11 +117,12 @@ func New(cfg Config) (*Provider, error) {
 	}, nil
 }
 
-// Name returns "powerdns".
-func (p *Provider) Name() string { return Name }
-
-// Schemas returns the schemas of PowerDNS::DNS::Zone and PowerDNS::DNS::RecordSet.
-func (p *Provider) Schemas() []resource.Schema { return []resource.Schema{zoneSchema, recordSetSchema} }
+// Info declares the provider "powerdns", its types PowerDNS::DNS::Zone and PowerDNS::DNS::RecordSet, and
+// that it can locate the object of an interrupted create (objects are named by their inputs). It is the
+// same for a zero Provider, so the CLI can describe PowerDNS before it is configured.
+func (p *Provider) Info() resource.ProviderInfo {
+	return resource.ProviderInfo{Name: Name, Schemas: []resource.Schema{zoneSchema, recordSetSchema}, CanLocate: true}
+}
 
 // Create creates a zone (POST /zones) or a record set (PATCH /zones/{zoneId}, changetype REPLACE, after
 // checking that the rrset does not exist yet). An object that exists already gives an error wrapping

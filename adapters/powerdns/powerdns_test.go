@@ -424,7 +424,7 @@ func TestNewFromEnv(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || p.Name() != "powerdns" {
+			if err != nil || p.Info().Name != "powerdns" {
 				t.Errorf("NewFromEnv = %v, %v, want a provider", p, err)
 			}
 		})

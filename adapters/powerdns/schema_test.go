@@ -16,7 +16,7 @@ func schema(t *testing.T, typ string) resource.Schema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range p.Schemas() {
+	for _, s := range p.Info().Schemas {
 		if s.Type == typ {
 			return s
 		}

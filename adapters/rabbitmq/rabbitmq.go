@@ -167,11 +167,16 @@ func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	return transport.DefaultCheckRetry(ctx, resp, err)
 }
 
-// Name returns "rabbitmq".
-func (p *Provider) Name() string { return Name }
-
-// DefaultConcurrency returns DefaultConcurrency, the provider's default limit of calls in flight.
-func (p *Provider) DefaultConcurrency() int { return DefaultConcurrency }
+// Info declares the provider "rabbitmq", its types (in the order of the package documentation), its
+// default limit of DefaultConcurrency calls in flight, and that it can locate the object of an interrupted
+// create. It is the same for a zero Provider, so the CLI can describe RabbitMQ before it is configured.
+func (p *Provider) Info() resource.ProviderInfo {
+	schemas := make([]resource.Schema, len(handlers))
+	for i, h := range handlers {
+		schemas[i] = h.schema
+	}
+	return resource.ProviderInfo{Name: Name, Schemas: schemas, DefaultConcurrency: DefaultConcurrency, CanLocate: true}
+}
 
 // handler is what one resource type implements. Each method receives the provider, so that the table
 // below can name them as method expressions.
@@ -207,15 +212,6 @@ func handlerOf(resourceType string) (*handler, error) {
 		known[i] = h.schema.Type
 	}
 	return nil, fmt.Errorf("rabbitmq: unknown resource type %q (known: %s)", resourceType, strings.Join(known, ", "))
-}
-
-// Schemas returns the schemas of every type, in the order of the package documentation.
-func (p *Provider) Schemas() []resource.Schema {
-	out := make([]resource.Schema, len(handlers))
-	for i, h := range handlers {
-		out[i] = h.schema
-	}
-	return out
 }
 
 // Create reads the object first and fails with an error wrapping resource.ErrAlreadyExists when it

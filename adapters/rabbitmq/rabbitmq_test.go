@@ -17,21 +17,18 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
-var (
-	_ engine.Provider = (*rabbitmq.Provider)(nil)
-	_ engine.Locator  = (*rabbitmq.Provider)(nil)
-	// The engine honours a provider's own default limit of calls in flight.
-	_ interface{ DefaultConcurrency() int } = (*rabbitmq.Provider)(nil)
-)
+var _ engine.Provider = (*rabbitmq.Provider)(nil)
 
-func TestDefaultConcurrency(t *testing.T) {
+// TestInfo checks what the provider declares, configured or not: the engine reads its default limit of
+// calls in flight and its ability to locate interrupted creates from this value alone.
+func TestInfo(t *testing.T) {
 	t.Parallel()
 	_, p := newFake(t)
-	if got := p.DefaultConcurrency(); got != 4 || rabbitmq.DefaultConcurrency != 4 {
-		t.Errorf("DefaultConcurrency() = %d, want 4", got)
-	}
-	if p.Name() != "rabbitmq" {
-		t.Errorf("Name() = %q, want rabbitmq", p.Name())
+	for _, info := range []resource.ProviderInfo{p.Info(), (&rabbitmq.Provider{}).Info()} {
+		if info.Name != "rabbitmq" || info.DefaultConcurrency != 4 || !info.CanLocate || len(info.Schemas) != 7 {
+			t.Errorf("Info() = {Name: %q, DefaultConcurrency: %d, CanLocate: %t, %d schemas}, want {rabbitmq, 4, true, 7}",
+				info.Name, info.DefaultConcurrency, info.CanLocate, len(info.Schemas))
+		}
 	}
 }
 
@@ -318,7 +315,7 @@ func TestNewFromEnv(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || p.Name() != "rabbitmq" {
+			if err != nil || p.Info().Name != "rabbitmq" {
 				t.Errorf("NewFromEnv = %v, %v, want a provider", p, err)
 			}
 		})

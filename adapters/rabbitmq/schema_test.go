@@ -17,7 +17,7 @@ func schema(t *testing.T, typ string) resource.Schema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range p.Schemas() {
+	for _, s := range p.Info().Schemas {
 		if s.Type == typ {
 			return s
 		}
@@ -47,7 +47,7 @@ func TestSchemaShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(p.Schemas()); got != len(tests) {
+	if got := len(p.Info().Schemas); got != len(tests) {
 		t.Errorf("%d schemas, want %d", got, len(tests))
 	}
 	for _, tt := range tests {

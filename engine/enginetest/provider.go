@@ -15,19 +15,25 @@ import (
 // Provider is a provider built from function fields; a nil field answers with a plain success
 // (Create returns the logical ID as physical ID and no outputs).
 type Provider struct {
-	NameValue    string
-	SchemaValues []resource.Schema
+	// InfoValue is what Info returns.
+	InfoValue  resource.ProviderInfo
 	CreateFunc   func(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error)
 	ReadFunc     func(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error)
 	UpdateFunc   func(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error)
 	DeleteFunc   func(ctx context.Context, req resource.DeleteRequest) error
+	LocateFunc   func(ctx context.Context, req resource.CreateRequest) (string, error)
 }
 
-// Name returns NameValue.
-func (p *Provider) Name() string { return p.NameValue }
+// Info returns InfoValue.
+func (p *Provider) Info() resource.ProviderInfo { return p.InfoValue }
 
-// Schemas returns SchemaValues.
-func (p *Provider) Schemas() []resource.Schema { return p.SchemaValues }
+// Locate calls LocateFunc; without one it fails with resource.ErrCannotLocate.
+func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
+	if p.LocateFunc == nil {
+		return "", resource.ErrCannotLocate
+	}
+	return p.LocateFunc(ctx, req)
+}
 
 // Create calls CreateFunc.
 func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
@@ -70,6 +76,10 @@ const CloudType = "Fake::Test::Thing"
 type Cloud struct {
 	Latency time.Duration
 	Fail    func(op string, logicalIDOrPhysicalID string) error
+	// DefaultConcurrency is declared in Info (0: none).
+	DefaultConcurrency int
+	// Serialize is declared in CloudType's schema (see resource.SerialKey).
+	Serialize []resource.SerialKey
 
 	mu      sync.Mutex
 	objects map[string]resource.Properties // physical ID → properties
@@ -82,18 +92,27 @@ type Cloud struct {
 // NewCloud returns an empty Cloud.
 func NewCloud() *Cloud { return &Cloud{objects: map[string]resource.Properties{}} }
 
-// Name returns "fake".
-func (c *Cloud) Name() string { return "fake" }
-
-// Schemas describes CloudType.
-func (c *Cloud) Schemas() []resource.Schema {
-	return []resource.Schema{{Type: CloudType, Outputs: []string{"id", "value"}, StableOutputs: []string{"id"},
-		Properties: map[string]resource.PropertySchema{
-			"value":  {Kind: resource.KindAny},
-			"key":    {Kind: resource.KindAny, CreateOnly: true},
-			"secret": {Kind: resource.KindString, WriteOnly: true},
-		}}}
+// Info declares the provider "fake" with CloudType and UniqueType, able to locate interrupted creates
+// (by "key"), with DefaultConcurrency as its own limit of calls in flight (0: none).
+func (c *Cloud) Info() resource.ProviderInfo {
+	props := map[string]resource.PropertySchema{
+		"value":  {Kind: resource.KindAny},
+		"key":    {Kind: resource.KindAny, CreateOnly: true},
+		"secret": {Kind: resource.KindString, WriteOnly: true},
+		"group":  {Kind: resource.KindAny},
+	}
+	return resource.ProviderInfo{Name: "fake", CanLocate: true, DefaultConcurrency: c.DefaultConcurrency,
+		Schemas: []resource.Schema{
+			{Type: CloudType, Outputs: []string{"id", "value"}, StableOutputs: []string{"id"}, Properties: props,
+				Serialize: c.Serialize},
+			{Type: UniqueType, Outputs: []string{"id", "value"}, StableOutputs: []string{"id"}, Properties: props,
+				DeleteBeforeReplace: true},
+		}}
 }
+
+// UniqueType is CloudType whose objects cannot coexist with their replacement: a replacement deletes the
+// old object first (delete-before-replace).
+const UniqueType = "Fake::Test::Unique"
 
 func (c *Cloud) enter(op, id string) error {
 	c.calls.Add(1)

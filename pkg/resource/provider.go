@@ -1,5 +1,7 @@
 package resource
 
+import "errors"
+
 // SchemaLookup finds the schema of a resource type served by a provider (its lower-case name, e.g.
 // "powerdns"). providerKnown is false when no adapter serves the provider; ok is false when the provider
 // is known but does not serve the type.
@@ -56,4 +58,35 @@ type DeleteRequest struct {
 	PhysicalID string
 	Properties Properties
 	Outputs    Properties
+}
+
+// ProviderInfo is what a provider declares about itself, as a value: the engine reads it and never probes
+// a provider for optional methods. Adapters return the same value before and after they are configured, so
+// that a provider can be described (validation, concurrency limits) without its credentials.
+type ProviderInfo struct {
+	// Name is the provider's lower-case name as written in templates, e.g. "powerdns".
+	Name string
+	// Schemas describes every resource type the provider serves.
+	Schemas []Schema
+	// DefaultConcurrency bounds the provider's calls in flight when the user sets no limit of their own
+	// for it (cdkx.json "concurrency", CDKX_CONCURRENCY_<NAME>); 0 leaves only the global limit.
+	DefaultConcurrency int
+	// CanLocate is set when the provider's Locate finds the object of a create that was interrupted between
+	// the provider call and its record (objects named by their inputs). Without it such a create cannot be
+	// recovered automatically, and the run that finds it stops and says what to check by hand.
+	CanLocate bool
+}
+
+// ErrCannotLocate is returned (wrapped) by Locate of a provider whose ProviderInfo.CanLocate is false.
+var ErrCannotLocate = errors.New("provider cannot look objects up by their inputs")
+
+// SerialKey names a group of objects whose changes a provider API accepts only one at a time (Hetzner
+// Cloud: one action at a time per network). The engine runs the changes (create, update, delete) of objects
+// with equal keys one after another; changes with different keys, or none, run concurrently as usual.
+//
+// The key of a change is Group plus the value of Property in the change's resolved inputs, or, when
+// Property is "", the object's own physical ID (the network itself, beside its subnets' "networkId").
+type SerialKey struct {
+	Group    string
+	Property string
 }

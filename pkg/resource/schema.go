@@ -56,6 +56,9 @@ type Schema struct {
 	// the replacement is create-before-delete after all. Empty: every replacement of a DeleteBeforeReplace
 	// type deletes first.
 	Identity []string
+	// Serialize lists the groups whose changes the provider accepts one at a time (see SerialKey): a change
+	// of an object of this type waits for every other change with an equal key. Empty: no such limit.
+	Serialize []SerialKey
 	// AllowUnknownProperties accepts properties not listed in Properties.
 	AllowUnknownProperties bool
 	// Check, when set, runs type-specific rules after the generic ones (e.g. "name must end with a dot").

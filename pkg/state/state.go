@@ -45,11 +45,24 @@ type Object struct {
 // PendingOperation is the durable record written before a provider call: the operation, the inputs sent,
 // and when it started. It is cleared by the change that records the call's result.
 type PendingOperation struct {
-	Op         string              `json:"op"` // creating, updating, deleting
+	Op         PendingOp           `json:"op"`
 	Inputs     resource.Properties `json:"inputs,omitempty"`
 	PhysicalID string              `json:"physicalId,omitempty"`
 	StartedAt  time.Time           `json:"startedAt"`
 }
+
+// PendingOp is the kind of provider call a PendingOperation stands for.
+type PendingOp string
+
+// The pending operations, as stored.
+const (
+	// PendingCreate: a create was sent; the object may exist without its physical ID being recorded.
+	PendingCreate PendingOp = "creating"
+	// PendingUpdate: an update to Inputs was sent to the object PhysicalID.
+	PendingUpdate PendingOp = "updating"
+	// PendingDelete: a delete of the object PhysicalID was sent.
+	PendingDelete PendingOp = "deleting"
+)
 
 // Stack is a stack's state at one version.
 type Stack struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,31 @@ func TestDeployRejectsBadConcurrency(t *testing.T) {
 	err := root.Execute()
 	if err == nil || err.Error() != "--concurrency must be at least 1, got 0" {
 		t.Errorf("Execute() = %v, want the concurrency error", err)
+	}
+}
+
+// TestDefaultProvidersDeclare checks the CLI's own registry: each provider's declared abilities reach the
+// engine unchanged although PowerDNS and RabbitMQ are built only on first use (the RabbitMQ default of 4
+// calls at once used to be hidden by a wrapper).
+func TestDefaultProvidersDeclare(t *testing.T) {
+	t.Parallel()
+	reg := cli.DefaultProviders(func(string) string { return "" })
+	for _, tc := range []struct {
+		name        string
+		concurrency int
+		canLocate   bool
+	}{
+		{"cdkx", 0, true},
+		{"powerdns", 0, true},
+		{"rabbitmq", 4, true},
+	} {
+		info, ok := reg.Info(tc.name)
+		if !ok || info.DefaultConcurrency != tc.concurrency || info.CanLocate != tc.canLocate || len(info.Schemas) == 0 {
+			t.Errorf("Info(%q) = {DefaultConcurrency: %d, CanLocate: %t, %d schemas}, %t; want {%d, %t, some}, true",
+				tc.name, info.DefaultConcurrency, info.CanLocate, len(info.Schemas), ok, tc.concurrency, tc.canLocate)
+		}
+	}
+	if err := reg.Configure([]string{"rabbitmq"}); err == nil || !strings.Contains(err.Error(), "RABBITMQ_API_URL") {
+		t.Errorf("Configure(rabbitmq) without its variables = %v, want an error naming RABBITMQ_API_URL", err)
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/backend/postgres"
 	"github.com/cdkx-dev/cdkx/pkg/backend/service"
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
-	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -103,34 +102,14 @@ func isPostgresURL(location string) bool {
 }
 
 // DefaultProviders returns the registry of the providers compiled into cdkx: "cdkx" (built in),
-// "powerdns" (configured from PDNS_* variables) and "rabbitmq" (RABBITMQ_* variables), the last two read
-// through getenv when first used.
+// "powerdns" (configured from PDNS_* variables) and "rabbitmq" (RABBITMQ_* variables). PowerDNS and
+// RabbitMQ are registered lazily: what they declare (types, default concurrency, whether they can locate
+// an interrupted create) is known at once, and they read their variables through getenv on first use.
 func DefaultProviders(getenv func(string) string) *engine.Registry {
-	return engine.NewRegistry(
-		core.New(),
-		&lazyProvider{name: powerdns.Name, schemas: (&powerdns.Provider{}).Schemas(), build: func() (engine.Provider, error) {
-			return powerdns.NewFromEnv(getenv)
-		}},
-		&lazyProvider{name: rabbitmq.Name, schemas: (&rabbitmq.Provider{}).Schemas(), concurrency: rabbitmq.DefaultConcurrency,
-			build: func() (engine.Provider, error) { return rabbitmq.NewFromEnv(getenv) }},
-	)
-}
-
-// Configure builds every named provider now, so that missing configuration (an unset API URL) is
-// reported before any provider call.
-func Configure(r *engine.Registry, names []string) error {
-	for _, n := range names {
-		p, err := r.Provider(n)
-		if err != nil {
-			return err
-		}
-		if lp, ok := p.(*lazyProvider); ok {
-			if _, err := lp.get(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	reg := engine.NewRegistry(core.New())
+	reg.Register((&powerdns.Provider{}).Info(), func() (engine.Provider, error) { return powerdns.NewFromEnv(getenv) })
+	reg.Register((&rabbitmq.Provider{}).Info(), func() (engine.Provider, error) { return rabbitmq.NewFromEnv(getenv) })
+	return reg
 }
 
 // CreatedBy returns "user@host" for deployment records.
@@ -145,70 +124,4 @@ func UserName() string {
 		return u.Username
 	}
 	return "unknown"
-}
-
-// lazyProvider serves a provider's schemas (and default concurrency) at once and builds the provider
-// itself on first use.
-type lazyProvider struct {
-	name        string
-	schemas     []resource.Schema
-	concurrency int // the provider's DefaultConcurrency; 0: none
-	build       func() (engine.Provider, error)
-
-	once sync.Once
-	p    engine.Provider
-	err  error
-}
-
-func (l *lazyProvider) get() (engine.Provider, error) {
-	l.once.Do(func() { l.p, l.err = l.build() })
-	return l.p, l.err
-}
-
-func (l *lazyProvider) Name() string               { return l.name }
-func (l *lazyProvider) Schemas() []resource.Schema { return l.schemas }
-
-func (l *lazyProvider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	p, err := l.get()
-	if err != nil {
-		return resource.CreateResult{}, err
-	}
-	return p.Create(ctx, req)
-}
-
-func (l *lazyProvider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	p, err := l.get()
-	if err != nil {
-		return resource.ReadResult{}, err
-	}
-	return p.Read(ctx, req)
-}
-
-func (l *lazyProvider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	p, err := l.get()
-	if err != nil {
-		return resource.UpdateResult{}, err
-	}
-	return p.Update(ctx, req)
-}
-
-func (l *lazyProvider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	p, err := l.get()
-	if err != nil {
-		return err
-	}
-	return p.Delete(ctx, req)
-}
-
-// Locate forwards to the provider's Locator (crash recovery of interrupted creates), or says it has none.
-func (l *lazyProvider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	p, err := l.get()
-	if err != nil {
-		return "", err
-	}
-	loc, ok := p.(engine.Locator)
-	if !ok {
-		return "", fmt.Errorf("provider %s cannot look objects up by their inputs; check it by hand for an object of %s", l.name, req.LogicalID)
-	}
-	return loc.Locate(ctx, req)
 }

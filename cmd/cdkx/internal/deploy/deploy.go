@@ -106,7 +106,7 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := cli.Configure(l.Registry, project.CalledProviders(plan)); err != nil {
+	if err := l.Registry.Configure(project.CalledProviders(plan)); err != nil {
 		return err
 	}
 	return Apply(ctx, f, cfg, plan, b, l.Registry, opts.NoRollback)

@@ -167,7 +167,7 @@ func destroyRun(ctx context.Context, opts *Options) (err error) {
 		}
 	}
 	reg := f.Providers()
-	if err := cli.Configure(reg, dedupe(providers)); err != nil {
+	if err := reg.Configure(dedupe(providers)); err != nil {
 		return err
 	}
 	var ev view.Events

@@ -80,7 +80,7 @@ func importRun(ctx context.Context, opts *Options) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := cli.Configure(l.Registry, []string{r.Provider}); err != nil {
+	if err := l.Registry.Configure([]string{r.Provider}); err != nil {
 		return err
 	}
 	ev := view.NewTable(f.IO.ErrOut, f.IO.Live(), f.IO.Color && !cfg.NoColor, []string{stack.ID}, []string{r.Type}, []string{r.LogicalID})

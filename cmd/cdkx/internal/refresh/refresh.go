@@ -87,7 +87,7 @@ func refreshRun(ctx context.Context, opts *Options) (err error) {
 	}
 	reg := f.Providers()
 	sort.Strings(providers)
-	if err := cli.Configure(reg, compact(providers)); err != nil {
+	if err := reg.Configure(compact(providers)); err != nil {
 		return err
 	}
 	ev := Events(f, cfg, names, types, ids)
@@ -152,7 +152,7 @@ func Settle(ctx context.Context, f *cli.Factory, cfg *cli.Config, b state.Backen
 	}
 	reg := f.Providers()
 	sort.Strings(providers)
-	if err := cli.Configure(reg, compact(providers)); err != nil {
+	if err := reg.Configure(compact(providers)); err != nil {
 		return nil, err
 	}
 	ev := Events(f, cfg, names, types, ids)
