@@ -14,7 +14,6 @@ import (
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
-
 // Drift statuses of a refresh, in CloudFormation's drift vocabulary.
 const (
 	InSync   Status = "IN_SYNC"

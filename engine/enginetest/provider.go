@@ -17,11 +17,11 @@ import (
 type Provider struct {
 	// InfoValue is what Info returns.
 	InfoValue  resource.ProviderInfo
-	CreateFunc   func(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error)
-	ReadFunc     func(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error)
-	UpdateFunc   func(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error)
-	DeleteFunc   func(ctx context.Context, req resource.DeleteRequest) error
-	LocateFunc   func(ctx context.Context, req resource.CreateRequest) (string, error)
+	CreateFunc func(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error)
+	ReadFunc   func(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error)
+	UpdateFunc func(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error)
+	DeleteFunc func(ctx context.Context, req resource.DeleteRequest) error
+	LocateFunc func(ctx context.Context, req resource.CreateRequest) (string, error)
 }
 
 // Info returns InfoValue.
