@@ -6,62 +6,50 @@ import (
 	"fmt"
 
 	"github.com/cdkx-dev/cdkx/assembly"
-	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
-// ImportComplete is the status of a resource recorded by Import.
-const ImportComplete Status = "IMPORT_COMPLETE"
+// ImportComplete and ImportFailed are the statuses of a resource that Import recorded or could not read.
+const (
+	ImportComplete Status = "IMPORT_COMPLETE"
+	ImportFailed   Status = "IMPORT_FAILED"
+)
 
 // ErrManaged is returned (wrapped) by Import when state already records an object for the resource.
 var ErrManaged = errors.New("already managed by cdkx")
 
 // Import brings an object that exists at its provider under cdkx's management, as `terraform import`
 // does: r is the resource as the assembly declares it in stack st, physicalID the provider's ID of the
-// object. The object is read from the provider; its live properties (those the template may set) become
-// the recorded inputs and its outputs are recorded, so that the next plan shows how the template differs
-// from what exists. It is recorded as a deployment of kind "import". Errors: ErrManaged when state already
-// has an object for the resource; resource.ErrNotFound (wrapped) when the provider has no such object.
+// object. The object is read from the provider (a step of the executor); its live properties (those the
+// template may set) become the recorded inputs and its outputs are recorded, so that the next plan shows
+// how the template differs from what exists. It is recorded as a deployment of kind "import". Errors:
+// ErrManaged when state already has an object for the resource; resource.ErrNotFound (wrapped) when the
+// provider has no such object (the deployment is then recorded as failed, and state is unchanged).
 func Import(ctx context.Context, st *state.Stack, r *assembly.Resource, physicalID string, opts Options) (*Result, error) {
 	if old := st.Resources[r.LogicalID]; old != nil && old.PhysicalID != "" {
 		return nil, fmt.Errorf("%s/%s is recorded with object %s: %w", st.Name, r.LogicalID, old.PhysicalID, ErrManaged)
 	}
-	prov, err := opts.Providers.Provider(r.Provider)
-	if err != nil {
+	if _, err := opts.Providers.Provider(r.Provider); err != nil {
 		return nil, err
 	}
 	schema, _, _ := opts.Providers.Schema(r.Provider, r.Type)
 	run := newRun(ctx, opts)
-	run.stacks[st.Name] = cloneStack(st)
-	var live resource.ReadResult
-	err = run.call(prov.Info().Name, func(ctx context.Context) error {
-		var err error
-		live, err = prov.Read(ctx, resource.ReadRequest{Type: r.Type, PhysicalID: physicalID})
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read %s %s at provider %s: %w", r.Type, physicalID, r.Provider, err)
-	}
-	deployments, err := run.startDeployments(ctx, []string{st.Name}, state.KindImport, func(string) []byte { return nil })
+	run.addStack(st)
+	deployments, err := run.start(ctx, []string{st.Name}, state.KindImport, func(string) []byte { return nil })
 	if err != nil {
 		return nil, err
 	}
-	run.j = newJournal(opts.Backend, deploymentIDs(deployments), opts.OnEvent)
-	inputs := resource.Properties{}
-	for k, v := range live.Properties {
-		if _, known := schema.Properties[k]; known || schema.AllowUnknownProperties {
-			inputs[k] = v
-		}
-	}
-	rec := &state.Resource{LogicalID: r.LogicalID, Type: r.Type, Provider: r.Provider, PhysicalID: physicalID,
-		Inputs: inputs, Outputs: withCRN(cloneProps(live.Outputs), r.Type, physicalID),
-		Dependencies: planner.ResourceDependencies(r), Status: string(ImportComplete)}
+	tmpl := &state.Resource{LogicalID: r.LogicalID, Type: r.Type, Provider: r.Provider, Dependencies: planner.ResourceDependencies(r)}
 	if old := st.Resources[r.LogicalID]; old != nil {
-		rec.Replaced = old.Replaced // objects left by an earlier replacement stay known
+		tmpl.Replaced = old.Replaced // objects left by an earlier replacement stay known
 	}
-	run.done(ImportComplete)
-	_ = run.put(st.Name, rec, Event{Stack: st.Name, Type: r.Type, LogicalID: r.LogicalID, PhysicalID: physicalID,
-		Status: ImportComplete, Reason: "read from the provider; the next diff shows how the template differs"})
-	return run.finish([]string{st.Name}, deployments, false, 0, false, nil), nil
+	s := &importStep{sub: subject{stack: st.Name, logicalID: r.LogicalID, typ: r.Type, provider: r.Provider},
+		physicalID: physicalID, schema: schema, template: tmpl}
+	callErr := run.x.run(ctx, s)
+	res := run.finish([]string{st.Name}, deployments, ending{interrupted: errors.Is(callErr, errNotStarted)})
+	if callErr != nil && !errors.Is(callErr, errNotStarted) && !IsStateError(callErr) {
+		return res, fmt.Errorf("read %s %s at provider %s: %w", r.Type, physicalID, r.Provider, callErr)
+	}
+	return res, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -30,77 +31,77 @@ type RefreshOptions struct {
 }
 
 // Refresh reads resources from their providers and records what it finds, one deployment of kind
-// "refresh" per stack that has anything to read:
+// "refresh" per stack that has anything to read. Each read is a step of the executor (reads have no
+// pending operation):
 //   - a pending create (a run stopped between the call and its record) is looked up with the provider's
-//     Locator: found → recorded with its physical ID and outputs; absent → cleared;
+//     Locate: found → recorded with its physical ID and outputs; absent → cleared. A provider whose Info
+//     says it cannot locate objects makes this a failure that says what to check by hand;
 //   - a pending update is read back: the live properties become the recorded inputs;
 //   - a pending delete is read back: gone → the record goes; still there → recorded as DELETE_FAILED;
 //   - without PendingOnly, every other resource is read: deleted out of band → the record goes (DELETED);
 //     properties changed out of band → the recorded inputs take the live values (MODIFIED), so that the
 //     next plan shows the change that corrects them.
 //
-// Reads run concurrently under Options.Concurrency. A resource that cannot be read is a Failure and keeps
-// its record. Result.Stacks holds the refreshed stacks (with DryRun, only in memory).
+// Reads run concurrently under the run's limits. A resource that cannot be read is a Failure and keeps
+// its record. After ctx is cancelled no new read starts. Result.Stacks holds the refreshed stacks (with
+// DryRun, only in memory).
 func Refresh(ctx context.Context, stacks []*state.Stack, opts Options, ropts RefreshOptions) (*Result, error) {
 	r := newRun(ctx, opts)
 	var names []string
 	for _, st := range stacks {
-		r.stacks[st.Name] = cloneStack(st)
+		r.addStack(st)
 		if len(toRefresh(st, ropts.PendingOnly)) > 0 {
 			names = append(names, st.Name)
 		}
 	}
-	res := &Result{Counts: r.counts, Stacks: r.stacks, Deployments: map[string]*state.Deployment{}}
+	res := &Result{Counts: r.tally.counts, Stacks: r.ledger.stacks, Deployments: map[string]*state.Deployment{}}
 	if len(names) == 0 {
 		return res, nil
 	}
 	if ropts.DryRun {
-		r.j = newJournal(nil, nil, opts.OnEvent)
-		r.j.dryRun = true
+		r.ledger.j = newJournal(nil, nil, opts.OnEvent)
+		r.ledger.j.dryRun = true
 	} else {
-		deployments, err := r.startDeployments(ctx, names, state.KindRefresh, func(string) []byte { return nil })
+		deployments, err := r.start(ctx, names, state.KindRefresh, func(string) []byte { return nil })
 		if err != nil {
 			return nil, err
 		}
 		res.Deployments = deployments
-		r.j = newJournal(opts.Backend, deploymentIDs(deployments), opts.OnEvent)
 	}
 	var wg sync.WaitGroup
+	var notStarted atomic.Int64
 	for _, st := range stacks {
 		for _, rec := range toRefresh(st, ropts.PendingOnly) {
-			if ctx.Err() != nil {
-				break
-			}
 			wg.Go(func() {
-				if err := r.refreshOne(st.Name, rec); err != nil {
-					r.fail(Failure{Stack: st.Name, LogicalID: rec.LogicalID, Type: rec.Type, Status: Status(rec.Status), Err: err})
-					_ = r.record(st.Name, nil, Event{Stack: st.Name, Type: rec.Type, LogicalID: rec.LogicalID,
-						PhysicalID: rec.PhysicalID, Status: Status(rec.Status), Reason: "refresh failed: " + err.Error()})
+				if err := r.refreshOne(ctx, st.Name, rec); errors.Is(err, errNotStarted) {
+					notStarted.Add(1)
 				}
 			})
 		}
 	}
 	wg.Wait()
-	r.j.close()
-	r.results.Wait()
-	res.Failures, res.Interrupted = r.failures, ctx.Err() != nil
+	stateErr := r.ledger.close()
+	res.Failures, res.Interrupted, res.NotStarted = r.tally.failures, ctx.Err() != nil, int(notStarted.Load())
 	if !ropts.DryRun {
 		for _, name := range names {
 			d := res.Deployments[name]
-			d.Status, d.FinishedAt, d.Version = state.StatusCompleted, r.opts.Now().UTC(), r.j.versions[name]
-			for _, f := range r.failures {
+			d.Status, d.FinishedAt, d.Version = state.StatusCompleted, r.opts.Now().UTC(), r.ledger.j.versions[name]
+			for _, f := range r.tally.failures {
 				if f.Stack == name {
 					d.Status, d.Error = state.StatusFailed, fmt.Sprintf("%s: %v", f.LogicalID, f.Err)
 					break
 				}
+			}
+			if d.Status == state.StatusCompleted && res.Interrupted {
+				d.Status, d.Error = state.StatusAborted, ErrInterrupted.Error()
 			}
 			if err := opts.Backend.FinishDeployment(context.WithoutCancel(ctx), d.ID, d.Status, d.FinishedAt, d.Version, d.Error); err != nil {
 				return res, err
 			}
 		}
 	}
-	if r.stateErr != nil {
-		return res, r.stateErr
+	if stateErr != nil {
+		return res, stateErr
 	}
 	return res, nil
 }
@@ -129,51 +130,60 @@ func PendingOperations(stacks []*state.Stack) int {
 	return n
 }
 
-func (r *run) refreshOne(stack string, rec *state.Resource) error {
-	prov, err := r.opts.Providers.Provider(rec.Provider)
-	if err != nil {
-		return err
-	}
-	ev := func(physicalID string, status Status, reason string) Event {
-		return Event{Stack: stack, Type: rec.Type, LogicalID: rec.LogicalID, PhysicalID: physicalID, Status: status, Reason: reason}
-	}
-	if rec.Pending != nil && rec.Pending.Op == "deleting" && rec.Pending.PhysicalID != "" && rec.Pending.PhysicalID != rec.PhysicalID {
-		return r.recoverReplacedDelete(stack, rec, ev)
-	}
-	if rec.Pending != nil && rec.PhysicalID == "" {
-		return r.recoverCreate(stack, rec, prov, ev)
-	}
-	var live resource.ReadResult
-	err = r.call(prov.Info().Name, func(ctx context.Context) error {
-		live, err = prov.Read(ctx, resource.ReadRequest{Type: rec.Type, PhysicalID: rec.PhysicalID, Properties: rec.Inputs, Outputs: rec.Outputs})
-		return err
-	})
-	gone := errors.Is(err, resource.ErrNotFound)
-	if err != nil && !gone {
-		return err
-	}
+// refreshOne chooses the step that reads rec and runs it.
+func (r *run) refreshOne(ctx context.Context, stack string, rec *state.Resource) error {
+	sub := subject{stack: stack, logicalID: rec.LogicalID, typ: rec.Type, provider: rec.Provider}
+	p := rec.Pending
 	switch {
-	case rec.Pending != nil && rec.Pending.Op == "deleting" && gone:
-		return r.dropRefreshed(stack, rec, ev(rec.PhysicalID, DeleteComplete, "recovered: the interrupted delete had happened"))
-	case rec.Pending != nil && rec.Pending.Op == "deleting":
+	case p != nil && p.Op == state.PendingDelete && p.PhysicalID != "" && p.PhysicalID != rec.PhysicalID:
+		i := slices.IndexFunc(rec.Replaced, func(o state.Object) bool { return o.PhysicalID == p.PhysicalID })
+		if i < 0 { // not listed any more: nothing to settle
+			next := *rec
+			next.Pending = nil
+			r.tally.done(DeleteComplete)
+			return r.ledger.put(stack, &next, Event{Stack: stack, Type: rec.Type, LogicalID: rec.LogicalID, PhysicalID: p.PhysicalID,
+				Status: DeleteComplete, Reason: "recovered: the interrupted delete had been recorded"})
+		}
+		sub.provider = rec.Replaced[i].Provider
+		return r.x.run(ctx, &readReplacedStep{sub: sub, rec: rec, obj: rec.Replaced[i]})
+	case p != nil && rec.PhysicalID == "":
+		if info, known := r.opts.Providers.Info(rec.Provider); known && !info.CanLocate {
+			return r.failWithoutCall(stack, rec.LogicalID, rec.Type, Status(rec.Status), fmt.Errorf(
+				"a create of %s was interrupted and provider %s cannot look objects up by their inputs: check the provider for an object created at %s and delete it, then remove the record with cdkx destroy --target",
+				rec.LogicalID, rec.Provider, p.StartedAt.UTC().Format("2006-01-02T15:04:05Z")))
+		}
+		return r.x.run(ctx, &locateStep{sub: sub, rec: rec})
+	}
+	schema, _, _ := r.opts.Providers.Schema(rec.Provider, rec.Type)
+	return r.x.run(ctx, &readStep{sub: sub, rec: rec, schema: schema})
+}
+
+// refreshed decides what a read of rec found: gone, recovered, drifted or in sync.
+func refreshed(rec *state.Resource, schema resource.Schema, live resource.ReadResult, gone bool) stepOutcome {
+	ev := func(status Status, reason string) Event {
+		return Event{PhysicalID: rec.PhysicalID, Status: status, Reason: reason}
+	}
+	pendingDelete := rec.Pending != nil && rec.Pending.Op == state.PendingDelete
+	switch {
+	case pendingDelete && gone:
+		return dropRefreshed(rec, ev(DeleteComplete, "recovered: the interrupted delete had happened"))
+	case pendingDelete:
 		next := *rec
 		next.Pending, next.Status = nil, string(DeleteFailed)
-		return r.putRefreshed(stack, &next, ev(rec.PhysicalID, DeleteFailed, "recovered: the interrupted delete had not happened; the object still exists"))
+		return stepOutcome{next: &next, count: DeleteFailed, event: ev(DeleteFailed, "recovered: the interrupted delete had not happened; the object still exists")}
 	case gone:
 		reason := "deleted outside cdkx"
 		if rec.Pending != nil {
 			reason = "recovered: the object of the interrupted " + string(rec.Pending.Op) + " no longer exists"
 		}
-		return r.dropRefreshed(stack, rec, ev(rec.PhysicalID, Deleted, reason))
+		return dropRefreshed(rec, ev(Deleted, reason))
 	}
-	schema, _, _ := r.opts.Providers.Schema(rec.Provider, rec.Type)
 	next := *rec
-	next.Outputs = rec.Outputs
 	if live.Outputs != nil {
 		next.Outputs = withCRN(cloneProps(live.Outputs), rec.Type, rec.PhysicalID)
 	}
 	base := rec.Inputs
-	if rec.Pending != nil && rec.Pending.Op == "updating" {
+	if rec.Pending != nil && rec.Pending.Op == state.PendingUpdate {
 		base = rec.Pending.Inputs
 	}
 	next.Inputs, next.Pending = merge(base, live.Properties, schema), nil
@@ -185,71 +195,24 @@ func (r *run) refreshOne(stack string, rec *state.Resource) error {
 			status = UpdateFailed
 		}
 		next.Status = string(status)
-		return r.putRefreshed(stack, &next, ev(rec.PhysicalID, status, "recovered: read back the object of the interrupted update"))
+		return stepOutcome{next: &next, count: status, event: ev(status, "recovered: read back the object of the interrupted update")}
 	case len(changes) > 0:
-		return r.putRefreshed(stack, &next, ev(rec.PhysicalID, Modified, "changed outside cdkx: "+describeChanges(changes)))
+		return stepOutcome{next: &next, count: Modified, event: ev(Modified, "changed outside cdkx: "+describeChanges(changes))}
+	case !resource.Equal(next.Outputs, rec.Outputs):
+		return stepOutcome{next: &next, count: InSync, event: ev(InSync, "outputs refreshed")}
 	}
-	if !resource.Equal(next.Outputs, rec.Outputs) {
-		return r.putRefreshed(stack, &next, ev(rec.PhysicalID, InSync, "outputs refreshed"))
-	}
-	r.done(InSync)
-	return r.record(stack, nil, ev(rec.PhysicalID, InSync, ""))
+	return stepOutcome{count: InSync, event: ev(InSync, "")}
 }
 
-func cloneProps(p resource.Properties) resource.Properties {
-	out := make(resource.Properties, len(p))
-	for k, v := range p {
-		out[k] = resource.Clone(v)
-	}
-	return out
-}
-
-// recoverCreate settles a pending create: the object is looked up by the inputs that were sent.
-func (r *run) recoverCreate(stack string, rec *state.Resource, prov Provider, ev func(string, Status, string) Event) error {
-	if !prov.Info().CanLocate {
-		return fmt.Errorf("a create of %s was interrupted and provider %s cannot look objects up by their inputs: check the provider for an object created at %s and delete it, then remove the record with cdkx destroy --target", rec.LogicalID, rec.Provider, rec.Pending.StartedAt.UTC().Format("2006-01-02T15:04:05Z"))
-	}
-	req := resource.CreateRequest{Type: rec.Type, LogicalID: rec.LogicalID, Properties: rec.Pending.Inputs}
-	var id string
-	var live resource.ReadResult
-	err := r.call(prov.Info().Name, func(ctx context.Context) error {
-		var err error
-		if id, err = prov.Locate(ctx, req); err != nil {
-			return err
-		}
-		live, err = prov.Read(ctx, resource.ReadRequest{Type: rec.Type, PhysicalID: id, Properties: rec.Pending.Inputs})
-		return err
-	})
-	if errors.Is(err, resource.ErrNotFound) {
-		if len(rec.Replaced) > 0 {
-			next := *rec
-			next.Pending, next.Status = nil, string(CreateFailed)
-			return r.putRefreshed(stack, &next, ev("", CreateFailed, "recovered: the interrupted create had not happened"))
-		}
-		return r.dropRefreshed(stack, rec, ev("", CreateFailed, "recovered: the interrupted create had not happened; record cleared"))
-	}
-	if err != nil {
-		return err
-	}
-	next := *rec
-	next.PhysicalID, next.Inputs, next.Pending, next.Status = id, rec.Pending.Inputs, nil, string(CreateComplete)
-	next.Outputs = withCRN(cloneProps(live.Outputs), rec.Type, id)
-	return r.putRefreshed(stack, &next, ev(id, CreateComplete, "recovered: the interrupted create had succeeded; recorded"))
-}
-
-func (r *run) putRefreshed(stack string, rec *state.Resource, e Event) error {
-	r.done(e.Status)
-	return r.put(stack, rec, e)
-}
-
-func (r *run) dropRefreshed(stack string, rec *state.Resource, e Event) error {
-	r.done(e.Status)
+// dropRefreshed is the outcome for a record whose object is gone: the record goes, unless it still lists
+// objects left by replacements.
+func dropRefreshed(rec *state.Resource, e Event) stepOutcome {
 	if len(rec.Replaced) > 0 {
 		next := *rec
 		next.PhysicalID, next.Pending, next.Status = "", nil, string(e.Status)
-		return r.put(stack, &next, e)
+		return stepOutcome{next: &next, event: e, count: e.Status}
 	}
-	return r.drop(stack, rec.LogicalID, e)
+	return stepOutcome{drop: true, event: e, count: e.Status}
 }
 
 // merge returns base with every property the provider reported live replacing its value; write-only
@@ -284,33 +247,3 @@ func compact(v any) string {
 	return string(resource.Canonical(v))
 }
 
-// recoverReplacedDelete settles an interrupted delete of an object left by a replacement: gone → it leaves
-// the record's replaced list; still there → it stays listed, and the next deploy's cleanup deletes it.
-func (r *run) recoverReplacedDelete(stack string, rec *state.Resource, ev func(string, Status, string) Event) error {
-	id := rec.Pending.PhysicalID
-	i := slices.IndexFunc(rec.Replaced, func(o state.Object) bool { return o.PhysicalID == id })
-	if i < 0 { // not listed any more: nothing to settle
-		next := *rec
-		next.Pending = nil
-		return r.putRefreshed(stack, &next, ev(id, DeleteComplete, "recovered: the interrupted delete had been recorded"))
-	}
-	obj := rec.Replaced[i]
-	prov, err := r.opts.Providers.Provider(obj.Provider)
-	if err != nil {
-		return err
-	}
-	err = r.call(prov.Info().Name, func(ctx context.Context) error {
-		_, err := prov.Read(ctx, resource.ReadRequest{Type: obj.Type, PhysicalID: obj.PhysicalID, Properties: obj.Inputs, Outputs: obj.Outputs})
-		return err
-	})
-	switch {
-	case errors.Is(err, resource.ErrNotFound):
-		r.done(DeleteComplete)
-		return r.forgetReplaced(stack, rec.LogicalID, id, ev(id, DeleteComplete, "recovered: the interrupted delete of the replaced object had happened"))
-	case err != nil:
-		return err
-	}
-	next := *rec
-	next.Pending = nil
-	return r.putRefreshed(stack, &next, ev(id, DeleteFailed, "recovered: the replaced object still exists; the next deploy deletes it"))
-}

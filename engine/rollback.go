@@ -20,7 +20,7 @@ type applied struct {
 }
 
 // remember records a successful change of the run.
-func (r *run) remember(step *planner.Step, op planner.Op, dbr bool, before *state.Resource) {
+func (r *deployRun) remember(step *planner.Step, op planner.Op, dbr bool, before *state.Resource) {
 	r.mu.Lock()
 	r.applied = append(r.applied, applied{stack: step.Stack, logicalID: step.LogicalID, op: op, dbr: dbr, before: before})
 	r.mu.Unlock()
@@ -29,23 +29,23 @@ func (r *run) remember(step *planner.Step, op planner.Op, dbr bool, before *stat
 // rollback undoes what this run changed in the given stacks (those with a failure): in reverse dependency
 // order, it deletes the objects the run created, restores the objects it updated to their last applied
 // inputs, and for replacements deletes the new object and makes the old one current again (re-creating it
-// from its last applied inputs when the replacement had deleted it first). Write-only values are not kept,
-// so they cannot be restored: a rollback leaves them as the run set them. Every rollback failure is a
-// Failure with status UPDATE_ROLLBACK_FAILED; the rest goes on, and state records what exists. It returns,
-// per stack, whether the rollback completed.
-func (r *run) rollback(ctx context.Context, stacks []string) map[string]bool {
+// from its last applied inputs when the replacement had deleted it first). Every undo is a step of the
+// executor: a pending record before each call. Write-only values are not kept, so they cannot be
+// restored: a rollback leaves them as the run set them. Every rollback failure is a Failure with status
+// UPDATE_ROLLBACK_FAILED; the rest goes on, and state records what exists. It returns, per stack, whether
+// the rollback completed.
+func (r *deployRun) rollback(ctx context.Context, stacks []string) map[string]bool {
 	ok := map[string]bool{}
 	var steps []*planner.Step
-	r.mu.Lock()
 	changes := map[string]applied{}
+	r.mu.Lock()
 	for _, a := range r.applied {
 		if !slices.Contains(stacks, a.stack) {
 			continue
 		}
-		key := a.stack + "/" + a.logicalID
-		changes[key] = a
-		cur := r.stacks[a.stack].Resources[a.logicalID]
-		deps := []string(nil)
+		changes[a.stack+"/"+a.logicalID] = a
+		cur := r.ledger.current(a.stack, a.logicalID)
+		var deps []string
 		if cur != nil {
 			deps = cur.Dependencies
 		}
@@ -65,16 +65,17 @@ func (r *run) rollback(ctx context.Context, stacks []string) map[string]bool {
 		for _, s := range stacks {
 			ok[s] = false
 		}
-		r.fail(Failure{Stack: stacks[0], Type: StackType, Status: UpdateRollbackFailed, Err: err})
+		r.tally.fail(Failure{Stack: stacks[0], Type: StackType, Status: UpdateRollbackFailed, Err: err})
 		return ok
 	}
 	// A rollback runs to the end even after Ctrl-C: stopping half way would leave the stack half changed.
 	// It also attempts every undo, in order, whatever failed before it: a failed undo is reported (and
 	// recorded as UPDATE_ROLLBACK_FAILED) but does not keep the others from restoring what they can.
+	ctx = context.WithoutCancel(ctx)
 	var mu sync.Mutex
-	walk(context.WithoutCancel(ctx), g, func(id int) error {
+	walk(ctx, g, func(id int) error {
 		n := g.Nodes[id]
-		if err := r.undo(changes[n.Stack+"/"+n.LogicalID]); err != nil {
+		if err := r.undo(ctx, changes[n.Stack+"/"+n.LogicalID]); err != nil {
 			mu.Lock()
 			ok[n.Stack] = false
 			mu.Unlock()
@@ -84,142 +85,72 @@ func (r *run) rollback(ctx context.Context, stacks []string) map[string]bool {
 	return ok
 }
 
-// rollbackStatus returns UPDATE_ROLLBACK_<suffix> for a stack deployed before, ROLLBACK_<suffix> for a
-// first deploy.
-func (r *run) rollbackStatus(stack, suffix string) Status {
-	if r.stackStatus(stack, "X") == "CREATE_X" {
-		return Status("ROLLBACK_" + suffix)
-	}
-	return Status("UPDATE_ROLLBACK_" + suffix)
-}
-
-// undo reverts one applied change.
-func (r *run) undo(a applied) error {
-	cur := r.current(a.stack, a.logicalID)
+// undo reverts one applied change through the executor.
+func (r *deployRun) undo(ctx context.Context, a applied) error {
+	cur := r.ledger.current(a.stack, a.logicalID)
 	if cur == nil {
 		return nil
 	}
-	ev := func(status Status, reason string) Event {
-		return Event{Stack: a.stack, Type: cur.Type, LogicalID: a.logicalID, PhysicalID: cur.PhysicalID, Status: status, Reason: reason}
-	}
-	failed := func(err error) error {
-		r.fail(Failure{Stack: a.stack, LogicalID: a.logicalID, Type: cur.Type, Status: UpdateRollbackFailed, Err: err})
-		kept := *r.current(a.stack, a.logicalID)
-		kept.Pending, kept.Status = nil, string(UpdateRollbackFailed)
-		_ = r.put(a.stack, &kept, ev(UpdateRollbackFailed, err.Error()))
-		return err
-	}
-	prov, err := r.opts.Providers.Provider(cur.Provider)
-	if err != nil {
-		return failed(err)
-	}
-	switch a.op {
-	case planner.OpUpdate:
-		return r.restore(a, cur, prov, ev, failed)
-	case planner.OpCreate, planner.OpReplace:
-		reason := "deleting the object this run created"
-		if a.op == planner.OpReplace {
-			reason = "deleting the replacement this run created"
-		}
-		if err := r.deleteObject(a.stack, cur, prov, ev(UpdateRollbackInProgress, reason)); err != nil {
-			return failed(err)
-		}
-	}
-	switch {
-	case a.before == nil:
-		r.done(UpdateRollbackComplete)
-		return r.drop(a.stack, a.logicalID, ev(UpdateRollbackComplete, "deleted"))
-	case a.op == planner.OpReplace && a.dbr:
-		return r.recreate(a, prov, ev, failed)
-	}
-	// The old object (of a create-before-delete replacement) is current again, or the record goes back to
-	// what it was before this run created an object for it.
-	restored := *a.before
-	restored.Pending, restored.Status = nil, string(UpdateRollbackComplete)
-	r.done(UpdateRollbackComplete)
-	return r.put(a.stack, &restored, ev(UpdateRollbackComplete, "restored the object from before this run"))
-}
-
-// deleteObject deletes cur's live object, with a pending-operation record before the call.
-func (r *run) deleteObject(stack string, cur *state.Resource, prov Provider, e Event) error {
-	pending := *cur
-	pending.Status = string(UpdateRollbackInProgress)
-	pending.Pending = &state.PendingOperation{Op: "deleting", PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	return r.pendingCall(stack, &pending, e, prov.Info().Name, deleteCall(prov, resource.DeleteRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Properties: cur.Inputs, Outputs: cur.Outputs}))
-}
-
-// restore updates an object back to the inputs last applied before this run.
-func (r *run) restore(a applied, cur *state.Resource, prov Provider, ev func(Status, string) Event, failed func(error) error) error {
+	sub := subject{stack: a.stack, logicalID: a.logicalID, typ: cur.Type, provider: cur.Provider,
+		serial: r.serialOf(cur.Provider, cur.Type, cur.Inputs, cur.PhysicalID)}
 	schema, _, _ := r.opts.Providers.Schema(cur.Provider, cur.Type)
-	var changed []string
-	for _, c := range planner.Diff(schema, cur.Inputs, a.before.Inputs) {
-		if !schema.Properties[c.Name].WriteOnly {
-			changed = append(changed, c.Name)
-		}
-	}
-	pending := *cur
-	pending.Status = string(UpdateRollbackInProgress)
-	pending.Pending = &state.PendingOperation{Op: "updating", Inputs: a.before.Inputs, PhysicalID: cur.PhysicalID, StartedAt: r.opts.Now().UTC()}
-	var out resource.UpdateResult
-	err := r.pendingCall(a.stack, &pending, ev(UpdateRollbackInProgress, "restoring the last applied inputs"), prov.Info().Name, func(ctx context.Context) error {
-		var err error
-		out, err = prov.Update(ctx, resource.UpdateRequest{Type: cur.Type, PhysicalID: cur.PhysicalID, Old: cur.Inputs,
-			New: keepWriteOnly(schema, a.before.Inputs, cur.Inputs), OldOutputs: cur.Outputs, Changed: changed})
-		return err
-	})
-	if IsStateError(err) {
-		return err
-	}
-	if err != nil {
-		return failed(err)
-	}
-	restored := *a.before
-	restored.Pending, restored.Status = nil, string(UpdateRollbackComplete)
-	restored.Inputs = keepWriteOnly(schema, a.before.Inputs, cur.Inputs)
-	restored.Outputs = withCRN(out.Outputs, cur.Type, cur.PhysicalID)
-	r.done(UpdateRollbackComplete)
-	return r.put(a.stack, &restored, ev(UpdateRollbackComplete, "restored"))
-}
-
-// keepWriteOnly returns inputs with the write-only properties taken from current: they cannot be restored.
-func keepWriteOnly(s resource.Schema, inputs, current resource.Properties) resource.Properties {
-	out := resource.Properties{}
-	for k, v := range inputs {
-		out[k] = v
-	}
-	for k, ps := range s.Properties {
-		if ps.WriteOnly {
-			if v, ok := current[k]; ok {
-				out[k] = v
-			} else {
-				delete(out, k)
+	switch {
+	case a.op == planner.OpUpdate:
+		restored := *a.before
+		restored.Inputs = keepWriteOnly(schema, a.before.Inputs, cur.Inputs)
+		var changed []string
+		for _, c := range planner.Diff(schema, cur.Inputs, a.before.Inputs) {
+			if !schema.Properties[c.Name].WriteOnly {
+				changed = append(changed, c.Name)
 			}
 		}
+		ph := phaseUndo
+		ph.reason, ph.doneReason = "restoring the last applied inputs", "restored"
+		return r.x.run(ctx, &updateStep{sub: sub, ph: ph, old: cur, inputs: restored.Inputs, next: &restored, changed: changed})
+	case a.op == planner.OpReplace && a.dbr:
+		return r.recreate(ctx, sub, cur, a)
 	}
-	return out
+	ph := phaseUndo
+	ph.reason, ph.doneReason = "deleting the object this run created", "deleted"
+	var then *state.Resource
+	if a.op == planner.OpReplace {
+		ph.reason = "deleting the replacement this run created"
+	}
+	if a.before != nil {
+		// The old object (of a create-before-delete replacement) is current again, or the record goes back
+		// to what it was before this run created an object for it.
+		restored := *a.before
+		restored.Status = string(UpdateRollbackComplete)
+		then, ph.doneReason = &restored, "restored the object from before this run"
+	}
+	return r.x.run(ctx, &deleteStep{sub: sub, ph: ph, cur: cur, then: then, count: UpdateRollbackComplete})
 }
 
-// recreate makes a new object from the inputs last applied before a delete-before-replace replacement
-// deleted the old one.
-func (r *run) recreate(a applied, prov Provider, ev func(Status, string) Event, failed func(error) error) error {
+// recreate undoes a delete-before-replace replacement: it deletes the new object, then creates an object
+// again from the inputs last applied before the replacement deleted the old one (a create step: its pending
+// record comes first, so a crash in between cannot orphan it).
+func (r *deployRun) recreate(ctx context.Context, sub subject, cur *state.Resource, a applied) error {
 	schema, _, _ := r.opts.Providers.Schema(a.before.Provider, a.before.Type)
 	for k, ps := range schema.Properties {
 		if _, isFP := resource.FingerprintSalt(a.before.Inputs[k]); ps.WriteOnly && isFP {
-			return failed(fmt.Errorf("cannot re-create the replaced object: its write-only property %q is not kept in state; deploy again", k))
+			return r.failWithoutCall(a.stack, a.logicalID, cur.Type, UpdateRollbackFailed,
+				fmt.Errorf("cannot re-create the replaced object: its write-only property %q is not kept in state; deploy again", k))
 		}
 	}
-	var out resource.CreateResult
-	err := r.call(prov.Info().Name, func(ctx context.Context) error {
-		var err error
-		out, err = prov.Create(ctx, resource.CreateRequest{Type: a.before.Type, LogicalID: a.logicalID, Properties: a.before.Inputs})
+	del := phaseUndo
+	del.reason = "deleting the replacement this run created"
+	del.complete, del.doneReason = UpdateRollbackInProgress, "deleted the replacement"
+	if err := r.x.run(ctx, &deleteStep{sub: sub, ph: del, cur: cur}); err != nil {
 		return err
-	})
-	if err != nil {
-		return failed(err)
 	}
-	restored := *a.before
-	restored.PhysicalID, restored.Pending, restored.Status = out.PhysicalID, nil, string(UpdateRollbackComplete)
-	restored.Outputs = withCRN(out.Outputs, a.before.Type, out.PhysicalID)
-	r.done(UpdateRollbackComplete)
-	return r.put(a.stack, &restored, ev(UpdateRollbackComplete, "re-created the object the replacement had deleted"))
+	tmpl := *a.before
+	tmpl.Replaced = nil
+	if now := r.ledger.current(a.stack, a.logicalID); now != nil {
+		tmpl.Replaced = now.Replaced
+	}
+	sub.provider, sub.typ = a.before.Provider, a.before.Type
+	sub.serial = r.serialOf(a.before.Provider, a.before.Type, a.before.Inputs, "")
+	ph := phaseUndo
+	ph.reason, ph.doneReason = "re-creating the object the replacement had deleted", "re-created the object the replacement had deleted"
+	return r.x.run(ctx, &createStep{sub: sub, ph: ph, inputs: a.before.Inputs, template: &tmpl})
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 
@@ -32,7 +33,8 @@ type walkResult struct {
 //
 // When visit fails, every node downstream is skipped at once (skip is called for each, with the ID of the
 // failed node), and independent branches go on. When ctx is cancelled, no new node starts; running visits
-// finish. A panic in visit becomes that node's error. walk returns when no visit is running; visit and skip
+// finish, and a visit that returns errNotStarted (it was still waiting for a concurrency slot) counts as
+// not started. A panic in visit becomes that node's error. walk returns when no visit is running; visit and skip
 // are never called after that. skip is called from walk's own goroutine, never concurrently with itself.
 func walk(ctx context.Context, g *planner.Graph, visit func(id int) error, skip func(id, root int)) *walkResult {
 	n := len(g.Nodes)
@@ -93,6 +95,10 @@ func walk(ctx context.Context, g *planner.Graph, visit func(id int) error, skip 
 		}
 		r := <-results
 		running--
+		if errors.Is(r.err, errNotStarted) {
+			res.outcomes[r.id] = outcomeNotStarted // interrupted while it waited for a slot
+			continue
+		}
 		if r.err != nil {
 			res.outcomes[r.id], res.errs[r.id] = outcomeFailed, r.err
 			skipDown(r.id, r.id)
@@ -112,4 +118,15 @@ func walk(ctx context.Context, g *planner.Graph, visit func(id int) error, skip 
 		}
 	}
 	return res
+}
+
+// count returns how many nodes ended with o.
+func (res *walkResult) count(o outcome) int {
+	n := 0
+	for _, x := range res.outcomes {
+		if x == o {
+			n++
+		}
+	}
+	return n
 }

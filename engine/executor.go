@@ -1,0 +1,304 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// A step is one change to (or read of) one object. It knows its pending operation, its provider call and
+// the state change it makes; it never calls a provider or writes state itself. The executor alone runs
+// steps, so the sequence "take the slot → make the pending record durable → call the provider → record
+// the result" exists once.
+type step interface {
+	// subject names what the step works on and which provider it calls.
+	subject() subject
+	// begin returns the record to make durable before the call (with its Pending operation set) and the
+	// *_IN_PROGRESS event. A nil record means the call changes nothing at the provider (a read): nothing is
+	// written before it. cur is the resource's current record (nil when there is none).
+	begin(cur *state.Resource, now time.Time) (*state.Resource, Event)
+	// call makes the provider call. ctx is not cancelled by an interrupt: a call that started finishes.
+	call(ctx context.Context, p Provider) error
+	// succeeded returns the state change after a successful call.
+	succeeded(cur *state.Resource) stepOutcome
+	// failed returns the state change after a failed call (err is the provider's error).
+	failed(cur *state.Resource, err error) stepOutcome
+}
+
+// subject is what a step works on.
+type subject struct {
+	stack, logicalID, typ string
+	// provider is the provider called (for an object left by a replacement, the old object's provider).
+	provider string
+	// serial are the keys (resource.SerialKey, resolved) whose changes must run one at a time.
+	serial []string
+}
+
+// stepOutcome is the state change a step makes once its call has answered.
+type stepOutcome struct {
+	// next is the resource's record from now on; nil with drop false keeps the record as it is.
+	next *state.Resource
+	// drop removes the resource's record.
+	drop bool
+	// event is the durable event of the change; its Stack, LogicalID and Type default to the subject's.
+	event Event
+	// count is the status the run's counts add one to ("": none).
+	count Status
+}
+
+// Boundary is a point in a step's execution where a process can die; tests crash a run there (see
+// Options.AtBoundary) to show that recovery leaves no orphaned object.
+type Boundary int
+
+// The boundaries of a step.
+const (
+	// BoundaryPending: the pending record is durable and the provider has not been called.
+	BoundaryPending Boundary = iota + 1
+	// BoundaryCalled: the provider has answered and its result is not recorded yet.
+	BoundaryCalled
+)
+
+// errNotStarted is returned by executor.run for a step it did not start because the run was interrupted
+// (before or while it waited for a concurrency slot). The walker counts it as not started.
+var errNotStarted = errors.New("not started: the run was interrupted")
+
+// executor runs steps. It alone takes concurrency slots (global, per provider, per serial key), writes
+// pending records, calls providers and records results. Its fields are set by newExecutor and read-only
+// after, except those guarded by mu and the atomics.
+type executor struct {
+	reg     *Registry
+	ledger  *ledger
+	tally   *tally
+	now     func() time.Time
+	callCtx context.Context // provider calls: an interrupt does not cancel them
+	at      func(Boundary, string, string)
+	global  chan struct{}
+	limits  map[string]chan struct{} // per provider (nil entry or absent: only the global limit)
+	// inFlight counts provider calls in flight (Options.InFlight when set).
+	inFlight *atomic.Int64
+
+	mu     sync.Mutex
+	serial map[string]chan struct{}  // serial key → its one slot; guarded by mu
+	down   map[string]downMark       // providers found unreachable, until a time; guarded by mu
+}
+
+func newExecutor(ctx context.Context, opts Options, l *ledger, t *tally) *executor {
+	x := &executor{reg: opts.Providers, ledger: l, tally: t, now: opts.Now, callCtx: context.WithoutCancel(ctx),
+		at: opts.AtBoundary, global: make(chan struct{}, opts.Concurrency), limits: map[string]chan struct{}{},
+		inFlight: opts.InFlight, serial: map[string]chan struct{}{}, down: map[string]downMark{}}
+	if x.inFlight == nil {
+		x.inFlight = new(atomic.Int64)
+	}
+	for _, name := range opts.Providers.Names() {
+		n := opts.ProviderConcurrency[name]
+		if info, _ := opts.Providers.Info(name); n <= 0 {
+			n = info.DefaultConcurrency
+		}
+		if n > 0 && n < opts.Concurrency {
+			x.limits[name] = make(chan struct{}, n)
+		}
+	}
+	return x
+}
+
+// run executes one step: it waits for the step's serial keys, its provider's slot and a global slot (in
+// that order, so that a queue never holds slots that others could use), then makes the pending record
+// durable, calls the provider and records the outcome. An interrupt (ctx cancelled) before the slots are
+// held returns errNotStarted: no new step starts after Ctrl-C, not even one already waiting for a slot.
+// It returns nil on success, the provider's error after recording the failure, or a *StateError when
+// state could not be written (then the provider was not called, or its result could not be recorded).
+func (x *executor) run(ctx context.Context, s step) error {
+	sub := s.subject()
+	if err := x.ledger.failed(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return errNotStarted
+	}
+	prov, err := x.reg.Provider(sub.provider)
+	if err == nil {
+		err = x.providerDown(sub.provider)
+	}
+	if err != nil {
+		return x.settle(sub, s, err) // nothing was called, so nothing is pending
+	}
+	release, ok := x.acquire(ctx, sub)
+	if !ok {
+		return errNotStarted
+	}
+	defer release()
+	if err := x.providerDown(sub.provider); err != nil {
+		return x.settle(sub, s, err) // marked down while this step waited for its slot
+	}
+	if pending, e := s.begin(x.ledger.current(sub.stack, sub.logicalID), x.now().UTC()); pending != nil {
+		if err := x.ledger.put(sub.stack, pending, x.stamp(sub, e)); err != nil {
+			return err
+		}
+	}
+	x.boundary(BoundaryPending, sub)
+	x.inFlight.Add(1)
+	err = s.call(x.callCtx, prov)
+	x.inFlight.Add(-1)
+	x.noteResult(sub.provider, err)
+	x.boundary(BoundaryCalled, sub)
+	return x.settle(sub, s, err)
+}
+
+// settle records a step's outcome: a success is queued and not waited for (the step's dependents may start
+// at once: each waits for its own pending record, which the journal makes durable only after this one); a
+// failure is a Failure of the run, recorded before run returns.
+func (x *executor) settle(sub subject, s step, callErr error) error {
+	cur := x.ledger.current(sub.stack, sub.logicalID)
+	if callErr == nil {
+		o := s.succeeded(cur)
+		x.tally.done(o.count)
+		x.ledger.applyAsync(sub.stack, sub.logicalID, o.next, o.drop, x.stamp(sub, o.event))
+		return nil
+	}
+	o := s.failed(cur, callErr)
+	e := x.stamp(sub, o.event)
+	x.tally.fail(Failure{Stack: sub.stack, LogicalID: sub.logicalID, Type: e.Type, Status: e.Status, Err: callErr})
+	if err := x.ledger.apply(sub.stack, sub.logicalID, o.next, o.drop, e); err != nil {
+		return err
+	}
+	return callErr
+}
+
+func (x *executor) stamp(sub subject, e Event) Event {
+	if e.Stack == "" {
+		e.Stack = sub.stack
+	}
+	if e.LogicalID == "" {
+		e.LogicalID = sub.logicalID
+	}
+	if e.Type == "" {
+		e.Type = sub.typ
+	}
+	return e
+}
+
+func (x *executor) boundary(b Boundary, sub subject) {
+	if x.at != nil {
+		x.at(b, sub.stack, sub.logicalID)
+	}
+}
+
+// acquire takes the step's serial keys (sorted, so two steps never wait for each other in a circle), its
+// provider's slot and a global slot, and returns their release. ok is false, with nothing held, when ctx
+// is cancelled first.
+func (x *executor) acquire(ctx context.Context, sub subject) (release func(), ok bool) {
+	var held []chan struct{}
+	release = func() {
+		for i := len(held) - 1; i >= 0; i-- {
+			<-held[i]
+		}
+	}
+	take := func(c chan struct{}) bool {
+		if c == nil {
+			return true
+		}
+		select {
+		case c <- struct{}{}:
+			held = append(held, c)
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	keys := slices.Clone(sub.serial)
+	slices.Sort(keys)
+	for _, k := range slices.Compact(keys) {
+		if !take(x.serialSlot(k)) {
+			release()
+			return nil, false
+		}
+	}
+	if !take(x.limits[sub.provider]) || !take(x.global) || ctx.Err() != nil {
+		release()
+		return nil, false
+	}
+	return release, true
+}
+
+func (x *executor) serialSlot(key string) chan struct{} {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	c, ok := x.serial[key]
+	if !ok {
+		c = make(chan struct{}, 1)
+		x.serial[key] = c
+	}
+	return c
+}
+
+// serialKeys resolves a schema's SerialKeys for one change: each key is "provider/group=value", the value
+// taken from the change's inputs, or the object's physical ID for a key without a property. A key whose
+// value is missing is left out.
+func serialKeys(provider string, s resource.Schema, inputs resource.Properties, physicalID string) []string {
+	var out []string
+	for _, k := range s.Serialize {
+		v := physicalID
+		if k.Property != "" {
+			v = ""
+			if p, ok := inputs[k.Property]; ok && p != nil {
+				v = string(resource.Canonical(p))
+			}
+		}
+		if v != "" {
+			out = append(out, provider+"/"+k.Group+"="+v)
+		}
+	}
+	return out
+}
+
+// DownFor is how long a provider that gave no response to any attempt of a call (resource.ErrUnreachable)
+// is treated as down: the calls of that window fail at once, naming the first failure, instead of each
+// spending its own retries on a server that is not there. The next call after it tries again.
+const DownFor = 30 * time.Second
+
+// ProviderDownError fails a call that was not made because its provider was unreachable moments before.
+type ProviderDownError struct {
+	Provider string
+	Cause    error
+}
+
+// Error names the provider and the failure that marked it down.
+func (e *ProviderDownError) Error() string {
+	return fmt.Sprintf("not attempted: provider %s is unreachable (%v)", e.Provider, e.Cause)
+}
+
+// Unwrap returns the failure that marked the provider down.
+func (e *ProviderDownError) Unwrap() error { return e.Cause }
+
+type downMark struct {
+	until time.Time
+	cause error
+}
+
+// providerDown returns a *ProviderDownError while provider is marked down, else nil.
+func (x *executor) providerDown(provider string) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if d, ok := x.down[provider]; ok && x.now().Before(d.until) {
+		return &ProviderDownError{Provider: provider, Cause: d.cause}
+	}
+	return nil
+}
+
+// noteResult marks provider down when err says it was unreachable.
+func (x *executor) noteResult(provider string, err error) {
+	var pd *ProviderDownError
+	if err == nil || !errors.Is(err, resource.ErrUnreachable) || errors.As(err, &pd) {
+		return
+	}
+	x.mu.Lock()
+	x.down[provider] = downMark{until: x.now().Add(DownFor), cause: err}
+	x.mu.Unlock()
+}

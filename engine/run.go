@@ -1,0 +1,292 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// DefaultConcurrency is the number of provider calls in flight at once when Options.Concurrency is 0.
+const DefaultConcurrency = 10
+
+// Options configure one Deploy, Destroy, Refresh or Import.
+type Options struct {
+	Backend   state.Backend
+	Providers *Registry
+	// Concurrency bounds the provider calls in flight at once (0: DefaultConcurrency).
+	Concurrency int
+	// ProviderConcurrency bounds the calls in flight to one provider (by name), within Concurrency. A
+	// provider absent here uses the DefaultConcurrency its Info declares, if any.
+	ProviderConcurrency map[string]int
+	// OnEvent receives every event once it is durable, from one goroutine at a time, in commit order.
+	OnEvent func(Event)
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Selection is, for Destroy, the --target/--exclude selection the stacks were filtered by
+	// (planner.Selection.FilterStacks; nil: whole stacks). A stack it covers only partly is not deleted: it
+	// keeps its outputs and ends UPDATE_COMPLETE (UPDATE_FAILED after a failure).
+	Selection *planner.Selection
+	// CreatedBy ("user@host") and CdkxVersion are recorded in each deployment.
+	CreatedBy   string
+	CdkxVersion string
+	// NoRollback keeps the partial progress of a failed deploy instead of rolling it back.
+	NoRollback bool
+	// InFlight, when set, counts the provider calls in flight while the run goes on (the interrupt notice
+	// says how many calls it waits for).
+	InFlight *atomic.Int64
+	// AtBoundary, when set, is called at each boundary of each step (tests crash a run there).
+	AtBoundary func(b Boundary, stack, logicalID string)
+}
+
+// Failure is one resource (or stack) that failed, with the error the provider or the engine gave.
+type Failure struct {
+	Stack     string
+	LogicalID string
+	Type      string
+	Status    Status
+	Err       error
+}
+
+// Result is what a Deploy, Destroy, Refresh or Import did.
+type Result struct {
+	// Deployments are the records of this run, by stack.
+	Deployments map[string]*state.Deployment
+	// Failures are in the order they happened.
+	Failures []Failure
+	// Counts counts final resource statuses, e.g. Counts[CreateComplete]. The deletion of an object left
+	// by a replacement is not counted: the replacement is (Replaced).
+	Counts map[Status]int
+	// Replaced counts resources replaced by a new object (included in Counts[UpdateComplete]).
+	Replaced int
+	// NotStarted counts steps never started because the run was interrupted.
+	NotStarted int
+	// Interrupted is set when the context was cancelled before every step ran.
+	Interrupted bool
+	// Stacks are the stacks' states at the end of the run.
+	Stacks map[string]*state.Stack
+}
+
+// ErrInterrupted is returned by Result.Err when the run was interrupted (Ctrl-C, SIGTERM).
+var ErrInterrupted = errors.New("interrupted: running steps finished and were recorded; no new step was started")
+
+// FailedError is returned by Result.Err when at least one resource failed.
+type FailedError struct {
+	Failures []Failure
+}
+
+// Error names how many resources failed and the first one.
+func (e *FailedError) Error() string {
+	f := e.Failures[0]
+	return fmt.Sprintf("%d resource(s) failed; first: %s/%s: %v", len(e.Failures), f.Stack, f.LogicalID, f.Err)
+}
+
+// Err summarises the result: nil on success, ErrInterrupted, or a *FailedError.
+func (r *Result) Err() error {
+	if len(r.Failures) > 0 {
+		return &FailedError{Failures: r.Failures}
+	}
+	if r.Interrupted {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// run is what every verb shares: the ledger (state in memory and its journal), the tally and the
+// executor. The deploy driver adds its own fields (deployRun).
+type run struct {
+	opts   Options
+	ledger *ledger
+	tally  *tally
+	x      *executor
+}
+
+func newRun(ctx context.Context, opts Options) *run {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	r := &run{opts: opts, ledger: newLedger(opts.Now), tally: newTally()}
+	r.x = newExecutor(ctx, opts, r.ledger, r.tally)
+	return r
+}
+
+// addStack puts a copy of st in the ledger (its record map is copied; records are never changed in place).
+func (r *run) addStack(st *state.Stack) {
+	c := *st
+	c.Resources = make(map[string]*state.Resource, len(st.Resources))
+	for k, v := range st.Resources {
+		c.Resources[k] = v
+	}
+	r.ledger.stacks[st.Name] = &c
+}
+
+// start records one RUNNING deployment per stack with the template it runs with, and opens the journal.
+func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentKind,
+	template func(string) []byte) (map[string]*state.Deployment, error) {
+	out := map[string]*state.Deployment{}
+	ids := map[string]string{}
+	for _, name := range stacks {
+		snap := template(name)
+		d := &state.Deployment{ID: uuid.NewString(), Stack: name, Kind: kind, Status: state.StatusRunning,
+			CreatedBy: r.opts.CreatedBy, CdkxVersion: r.opts.CdkxVersion, Snapshot: snap,
+			StartedAt: r.opts.Now().UTC(), Version: r.ledger.stacks[name].Version}
+		if snap != nil {
+			sum := sha256.Sum256(snap)
+			d.SnapshotHash = hex.EncodeToString(sum[:])
+		}
+		if err := r.opts.Backend.CreateDeployment(ctx, d); err != nil {
+			return nil, fmt.Errorf("record deployment of stack %s: %w", name, err)
+		}
+		out[name] = d
+		ids[name] = d.ID
+	}
+	r.ledger.j = newJournal(r.opts.Backend, ids, r.opts.OnEvent)
+	return out, nil
+}
+
+// stackStatus returns CREATE_<suffix> for a stack never deployed and UPDATE_<suffix> otherwise.
+func (r *run) stackStatus(stack, suffix string) Status {
+	r.ledger.mu.Lock()
+	defer r.ledger.mu.Unlock()
+	if r.ledger.stacks[stack].Version == 0 {
+		return Status("CREATE_" + suffix)
+	}
+	return Status("UPDATE_" + suffix)
+}
+
+// rollbackStatus returns UPDATE_ROLLBACK_<suffix> for a stack deployed before, ROLLBACK_<suffix> for a
+// first deploy.
+func (r *run) rollbackStatus(stack, suffix string) Status {
+	if r.stackStatus(stack, "X") == "CREATE_X" {
+		return Status("ROLLBACK_" + suffix)
+	}
+	return Status("UPDATE_ROLLBACK_" + suffix)
+}
+
+func (r *run) stackEvent(stack string, status Status, reason string) {
+	_ = r.ledger.record(stack, nil, Event{Stack: stack, Type: StackType, Status: status, Reason: reason})
+}
+
+// failWithoutCall records a failure found before any provider call (an input that does not resolve, a
+// write-only value that cannot be restored): an event, the record left as it is.
+func (r *run) failWithoutCall(stack, logicalID, typ string, status Status, err error) error {
+	r.tally.fail(Failure{Stack: stack, LogicalID: logicalID, Type: typ, Status: status, Err: err})
+	_ = r.ledger.record(stack, nil, Event{Stack: stack, Type: typ, LogicalID: logicalID, Status: status, Reason: err.Error()})
+	return err
+}
+
+// ending is how a run ended, for finish.
+type ending struct {
+	destroy     bool
+	interrupted bool
+	notStarted  int
+	// rolledBack holds, for each stack that was rolled back, whether the rollback completed.
+	rolledBack map[string]bool
+	// skipped holds, for each stack none of whose failures are its own but part of which was skipped
+	// because another stack failed, why.
+	skipped map[string]string
+}
+
+// finish writes each stack's final status, closes the journal and each deployment record.
+func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, end ending) *Result {
+	failedStacks := r.tally.failedStacks()
+	for name, why := range end.skipped {
+		if failedStacks[name] == "" {
+			failedStacks[name] = why
+		}
+	}
+	for _, name := range stacks {
+		var status Status
+		rbOK, rolled := end.rolledBack[name]
+		failed := failedStacks[name] != ""
+		switch {
+		case rolled && rbOK:
+			status = r.rollbackStatus(name, "COMPLETE")
+		case rolled:
+			status = r.rollbackStatus(name, "FAILED")
+		case end.destroy && r.opts.Selection.IsPartial(name) && !failed && !end.interrupted:
+			status = r.stackStatus(name, "COMPLETE") // targeting left resources: the stack lives on
+		case end.destroy && r.opts.Selection.IsPartial(name):
+			status = r.stackStatus(name, "FAILED")
+		case end.destroy && !failed && !end.interrupted:
+			status = DeleteComplete
+		case end.destroy:
+			status = DeleteFailed
+		case failed || end.interrupted:
+			status = r.stackStatus(name, "FAILED")
+		default:
+			status = r.stackStatus(name, "COMPLETE")
+		}
+		r.ledger.mu.Lock()
+		st := r.ledger.stacks[name]
+		outputs := st.Outputs
+		if end.destroy && status == DeleteComplete {
+			outputs = resource.Properties{}
+		}
+		change := state.Change{Kind: state.PutStack, Status: string(status), Outputs: outputs, Dependencies: st.Dependencies}
+		r.ledger.mu.Unlock()
+		reason := failedStacks[name]
+		if reason == "" && end.interrupted {
+			reason = "interrupted"
+		}
+		_ = r.ledger.putStack(name, change, Event{Stack: name, Type: StackType, Status: status, Reason: reason})
+	}
+	stateErr := r.ledger.close()
+	res := &Result{Deployments: deployments, Failures: r.tally.failures, Counts: r.tally.counts, Replaced: r.tally.replaced,
+		NotStarted: end.notStarted, Interrupted: end.interrupted, Stacks: r.ledger.stacks}
+	for _, name := range stacks {
+		d := deployments[name]
+		d.Status = state.StatusCompleted
+		switch {
+		case failedStacks[name] != "":
+			d.Status, d.Error = state.StatusFailed, failedStacks[name]
+			if ok, rolled := end.rolledBack[name]; rolled && ok {
+				d.Error += "; rolled back"
+			} else if rolled {
+				d.Error += "; rollback failed"
+			}
+		case end.interrupted:
+			d.Status, d.Error = state.StatusAborted, ErrInterrupted.Error()
+		case stateErr != nil:
+			d.Status, d.Error = state.StatusFailed, stateErr.Error()
+		}
+		d.FinishedAt = r.opts.Now().UTC()
+		d.Version = r.ledger.j.versions[name]
+		if err := r.opts.Backend.FinishDeployment(context.Background(), d.ID, d.Status, d.FinishedAt, d.Version, d.Error); err != nil && stateErr == nil {
+			stateErr = &StateError{Err: err}
+		}
+	}
+	if stateErr != nil {
+		res.Failures = append(res.Failures, Failure{Type: StackType, Status: UpdateFailed, Err: stateErr})
+	}
+	return res
+}
+
+func keepWriteOnly(s resource.Schema, inputs, current resource.Properties) resource.Properties {
+	out := resource.Properties{}
+	for k, v := range inputs {
+		out[k] = v
+	}
+	for k, ps := range s.Properties {
+		if ps.WriteOnly {
+			if v, ok := current[k]; ok {
+				out[k] = v
+			} else {
+				delete(out, k)
+			}
+		}
+	}
+	return out
+}
