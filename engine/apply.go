@@ -536,4 +536,3 @@ func snapshot(as *assembly.Stack, reg *Registry) []byte {
 	}
 	return resource.Canonical(t)
 }
-

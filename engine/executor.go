@@ -85,8 +85,8 @@ type executor struct {
 	inFlight *atomic.Int64
 
 	mu     sync.Mutex
-	serial map[string]chan struct{}  // serial key → its one slot; guarded by mu
-	down   map[string]downMark       // providers found unreachable, until a time; guarded by mu
+	serial map[string]chan struct{} // serial key → its one slot; guarded by mu
+	down   map[string]downMark      // providers found unreachable, until a time; guarded by mu
 }
 
 func newExecutor(ctx context.Context, opts Options, l *ledger, t *tally) *executor {

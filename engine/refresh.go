@@ -246,4 +246,3 @@ func describeChanges(changes []planner.PropertyChange) string {
 func compact(v any) string {
 	return string(resource.Canonical(v))
 }
-

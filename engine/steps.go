@@ -250,7 +250,9 @@ func (s *readStep) call(ctx context.Context, p Provider) error {
 	return err
 }
 
-func (s *readStep) succeeded(*state.Resource) stepOutcome { return refreshed(s.rec, s.schema, s.live, s.gone) }
+func (s *readStep) succeeded(*state.Resource) stepOutcome {
+	return refreshed(s.rec, s.schema, s.live, s.gone)
+}
 
 func (s *readStep) failed(_ *state.Resource, err error) stepOutcome { return readFailed(s.rec, err) }
 
@@ -342,7 +344,9 @@ func (s *readReplacedStep) succeeded(cur *state.Resource) stepOutcome {
 		event: Event{PhysicalID: id, Status: DeleteFailed, Reason: "recovered: the replaced object still exists; the next deploy deletes it"}}
 }
 
-func (s *readReplacedStep) failed(_ *state.Resource, err error) stepOutcome { return readFailed(s.rec, err) }
+func (s *readReplacedStep) failed(_ *state.Resource, err error) stepOutcome {
+	return readFailed(s.rec, err)
+}
 
 // importStep reads an object that exists at its provider, by the physical ID the user gave, and records
 // it as the resource the assembly declares (cdkx import). Reading changes nothing: no pending operation.
