@@ -45,7 +45,7 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, manifestData, templateData []byte) {
 		read := func(name string) ([]byte, error) {
-			if name == filepath.Join("cdkx.out", ManifestFile) {
+			if name == ManifestFile {
 				return manifestData, nil
 			}
 			return templateData, nil

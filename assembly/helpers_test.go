@@ -23,10 +23,11 @@ func loadFiles(t *testing.T, files map[string]string) (*Assembly, diag.Diagnosti
 	return load("cdkx.out", mapReader(files))
 }
 
+// mapReader reads files held in memory, keyed by their slash-separated name inside the assembly.
 func mapReader(files map[string]string) func(string) ([]byte, error) {
 	fsys := fstest.MapFS{}
 	for name, data := range files {
-		fsys["cdkx.out/"+name] = &fstest.MapFile{Data: []byte(data)}
+		fsys[name] = &fstest.MapFile{Data: []byte(data)}
 	}
 	return func(name string) ([]byte, error) { return fs.ReadFile(fsys, filepath.ToSlash(name)) }
 }

@@ -1,10 +1,7 @@
 package assembly
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/cdkx-dev/cdkx/pkg/diag"
@@ -22,18 +19,27 @@ const ManifestFile = "manifest.json"
 // read, is not valid JSON or not an object, or is of a major version other than SupportedMajorVersion;
 // otherwise it is returned with what could be read, and stacks whose template is missing or unreadable
 // have Missing set.
+//
+// The files of an assembly are untrusted input. Load reads only regular files that resolve inside dir
+// (symbolic links within dir are followed), at most MaxFileSize each and MaxAssemblySize in all; anything
+// else (a link out of dir, a FIFO, a device, a directory, a larger file) is an error diagnostic naming the
+// file. A UTF-8 byte order mark at the start of a file is ignored.
 func Load(dir string) (*Assembly, diag.Diagnostics) {
-	return load(dir, os.ReadFile)
+	r, err := openAssembly(dir)
+	if err != nil {
+		return nil, diag.Diagnostics{manifestError(filepath.Join(dir, ManifestFile), err)}
+	}
+	defer r.close()
+	return load(dir, r.read)
 }
 
-// load is Load with the file system behind readFile, so that tests and fuzzing work on bytes.
+// load is Load with the file system behind readFile, so that tests and fuzzing work on bytes. readFile
+// takes a file's name relative to dir, in the OS's form.
 func load(dir string, readFile func(name string) ([]byte, error)) (*Assembly, diag.Diagnostics) {
 	file := filepath.Join(dir, ManifestFile)
-	data, err := readFile(file)
+	data, err := readFile(ManifestFile)
 	if err != nil {
-		ds := diag.Diagnostics{readError(file, "", "manifest", err)}
-		ds[0].Detail = "synthesize the app first, or pass the directory that holds manifest.json"
-		return nil, ds
+		return nil, diag.Diagnostics{manifestError(file, err)}
 	}
 	a, ds := parseManifest(file, data)
 	if a == nil {
@@ -49,13 +55,23 @@ func load(dir string, readFile func(name string) ([]byte, error)) (*Assembly, di
 	return a, ds
 }
 
+// manifestError describes a manifest that could not be read.
+func manifestError(file string, err error) diag.Diagnostic {
+	d := readError(file, "", "manifest", err)
+	if d.Detail == "" {
+		d.Detail = "synthesize the app first, or pass the directory that holds manifest.json"
+	}
+	return d
+}
+
 // loadTemplate reads and parses the template of s; manifest names the manifest file for diagnostics.
 func loadTemplate(a *Assembly, s *Stack, manifest string, readFile func(string) ([]byte, error)) diag.Diagnostics {
 	if s.TemplateFile == "" {
 		return nil // reported with the manifest
 	}
-	s.File = filepath.Join(a.Dir, filepath.FromSlash(s.TemplateFile))
-	data, err := readFile(s.File)
+	name := filepath.FromSlash(s.TemplateFile)
+	s.File = filepath.Join(a.Dir, name)
+	data, err := readFile(name)
 	if err != nil {
 		s.Missing = true
 		what := fmt.Sprintf("template file %q", s.File)
@@ -69,18 +85,4 @@ func loadTemplate(a *Assembly, s *Stack, manifest string, readFile func(string) 
 	}
 	s.Resources, s.Outputs, s.Legacy = t.resources, t.outputs, t.legacy
 	return ds
-}
-
-// readError describes a file that could not be read: what names it ("manifest", "template file …"); file
-// and path say where it is named.
-func readError(file, path, what string, err error) diag.Diagnostic {
-	summary := what + " not found"
-	if !errors.Is(err, fs.ErrNotExist) {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // what names the file already
-		}
-		summary = "cannot read " + what + ": " + err.Error()
-	}
-	return diag.Diagnostic{Severity: diag.Error, File: file, Path: path, Summary: summary}
 }

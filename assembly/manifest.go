@@ -16,12 +16,13 @@ const (
 	artifactLocalFiles = "cdkx:local-files"
 )
 
-// parseManifest reads manifest.json's bytes; file names it in diagnostics. The stacks it returns have
-// their manifest fields set (Dependencies as the manifest lists them, without unknown stacks) but no
-// template yet. It returns nil when the manifest is not valid JSON, not an object, or of an unsupported
-// major version.
+// parseManifest reads manifest.json's bytes; file names it in diagnostics; a leading UTF-8 byte order mark
+// is ignored. The stacks it returns have their manifest fields set (Dependencies as the manifest lists
+// them, without unknown stacks) but no template yet. It returns nil when the manifest is not valid JSON,
+// not an object, or of an unsupported major version.
 func parseManifest(file string, data []byte) (*Assembly, diag.Diagnostics) {
 	f := &fields{file: file}
+	data = trimBOM(data)
 	root, dups, err := decode(data)
 	if err != nil {
 		return nil, diag.Diagnostics{jsonError(file, data, err)}

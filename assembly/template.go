@@ -15,11 +15,13 @@ type template struct {
 	legacy    bool
 }
 
-// parseTemplate reads a stack template's bytes; file names it in diagnostics. It returns nil when the
-// template is not valid JSON or not in a layout cdkx reads. Resources and outputs with problems are kept
-// (with what could be read) so that references to them do not add errors of their own.
+// parseTemplate reads a stack template's bytes; file names it in diagnostics; a leading UTF-8 byte order
+// mark is ignored. It returns nil when the template is not valid JSON or not in a layout cdkx reads.
+// Resources and outputs with problems are kept (with what could be read) so that references to them do not
+// add errors of their own.
 func parseTemplate(file string, data []byte) (*template, diag.Diagnostics) {
 	f := &fields{file: file}
+	data = trimBOM(data)
 	root, dups, err := decode(data)
 	if err != nil {
 		return nil, diag.Diagnostics{jsonError(file, data, err)}
