@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 )
@@ -56,13 +58,87 @@ func (f *fields) string(path string, v any) (string, bool) {
 }
 
 // name returns v as a non-empty string (an ID, a type, a file name), or reports at path that it is not one.
+// A string holding a character that is not printable text is reported too (see printable), but returned
+// with ok set: what it names is still known.
 func (f *fields) name(path string, v any) (string, bool) {
 	s, ok := f.string(path, v)
 	if ok && s == "" {
 		f.errorf(path, "must not be empty")
 		ok = false
 	}
+	if ok {
+		f.printable(path, "", s)
+	}
 	return s, ok
+}
+
+// MaxNameLen is the longest stack ID, logical ID or output key Load accepts, in bytes: these names fill
+// table columns, so one of megabytes would pad every row to megabytes.
+const MaxNameLen = 255
+
+// id checks an artifact ID, logical ID or output key (what names which) at path: not empty, printable,
+// at most MaxNameLen bytes. It reports every problem and returns false when there is one.
+func (f *fields) id(path, what, id string) bool {
+	switch {
+	case id == "":
+		f.errorf(path, "%s must not be empty", what)
+		return false
+	case len(id) > MaxNameLen:
+		f.errorf(path, "%s %s is %d bytes long, more than %d", what, quote(id), len(id), MaxNameLen)
+		f.detail("use a shorter name")
+		f.printable(path, what, id)
+		return false
+	}
+	return f.printable(path, what, id)
+}
+
+// printable reports at path when s (a name of kind what, e.g. "logical ID", or "" for any text) holds a
+// character that is not printable text: a C0 or C1 control character (ESC, NUL, newline, …), DEL, an
+// invisible formatting character (such as the Unicode bidirectional overrides) or a line or paragraph
+// separator. Names reach terminals, where such characters move the cursor, forge table rows or set the
+// window title; no synthesizer writes them.
+func (f *fields) printable(path, what, s string) bool {
+	i := strings.IndexFunc(s, unprintable)
+	if i < 0 {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	if what != "" {
+		what += " "
+	}
+	f.errorf(path, "%s%s contains %s (U+%04X)", what, quote(s), describeRune(r), r)
+	f.detail("cdkx prints names in tables and logs: use letters, digits and punctuation")
+	return false
+}
+
+// unprintable reports whether r must not appear in a name: see printable.
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// describeRune names the kind of an unprintable rune, e.g. "a control character".
+func describeRune(r rune) string {
+	switch {
+	case unicode.IsControl(r):
+		return "a control character"
+	case unicode.In(r, unicode.Zl, unicode.Zp):
+		return "a line separator"
+	}
+	return "an invisible formatting character"
+}
+
+// quote renders s as a Go string literal, escaping what is not printable, and cut to its first 64 bytes
+// when it is longer.
+func quote(s string) string {
+	const limit = 64
+	if len(s) <= limit {
+		return fmt.Sprintf("%q", s)
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%q…", s[:cut])
 }
 
 // optionalString returns the string at key of o, "" when the key is absent.
@@ -72,6 +148,13 @@ func (f *fields) optionalString(path string, o *object, key string) string {
 		return ""
 	}
 	s, _ := f.string(JoinPath(path, key), v)
+	return s
+}
+
+// optionalName is optionalString for a name that is printed (such as a display name): see printable.
+func (f *fields) optionalName(path string, o *object, key string) string {
+	s := f.optionalString(path, o, key)
+	f.printable(JoinPath(path, key), "", s)
 	return s
 }
 

@@ -131,6 +131,7 @@ func (f *fields) artifact(a *Assembly, id string, v any) {
 		f.errorf(path, "artifact ID must not be empty")
 		return
 	}
+	f.id(path, "artifact ID", id) // reported; the artifact is still read
 	t, ok := f.required(path, o, "type")
 	if !ok {
 		return
@@ -164,7 +165,7 @@ func (f *fields) stack(path, id string, o *object) *Stack {
 		}
 	}
 	s := &Stack{ID: id, DisplayName: id, Missing: true}
-	if name := f.optionalString(path, o, "displayName"); name != "" {
+	if name := f.optionalName(path, o, "displayName"); name != "" {
 		s.DisplayName = name
 	}
 	s.Dependencies = f.strings(path, o, "dependencies")

@@ -90,9 +90,7 @@ func (f *fields) resources(path string, o *object) []*Resource {
 // resource reads one resource. It always returns one, with the fields that could be read.
 func (f *fields) resource(path, id string, v any) *Resource {
 	r := &Resource{LogicalID: id, Path: path, Properties: resource.Properties{}}
-	if id == "" {
-		f.errorf(path, "logical ID must not be empty")
-	}
+	f.id(path, "logical ID", id) // reported; the resource is still read
 	o, ok := f.object(path, v)
 	if !ok {
 		return r
@@ -132,6 +130,8 @@ func (f *fields) resourceType(path string, o *object) string {
 	if _, _, _, ok := resource.ParseType(t); !ok {
 		f.errorf(path+".type", "invalid type %q: want Provider::Domain::Type", t)
 		f.detail("for example \"PowerDNS::DNS::Zone\"")
+	} else {
+		f.printable(path+".type", "type", t)
 	}
 	return t
 }
@@ -152,6 +152,7 @@ func (f *fields) outputs(o *object) map[string]*Output {
 	for _, key := range o.keys {
 		path := JoinPath("outputs", key)
 		out[key] = &Output{Key: key, Path: path}
+		f.id(path, "output key", key) // reported; the output is still read
 		v, ok := f.object(path, o.vals[key])
 		if !ok {
 			continue
