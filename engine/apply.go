@@ -85,7 +85,12 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 	}, func(id, root int) {
 		r.skip(p.Graph.Nodes[id], p.Graph.Nodes[root])
 	})
-	end := ending{interrupted: ctx.Err() != nil, notStarted: res.count(outcomeNotStarted), skipped: r.skipped}
+	end := ending{interrupted: ctx.Err() != nil, skipped: r.skipped}
+	for id, o := range res.outcomes {
+		if o == outcomeNotStarted && p.Graph.Nodes[id].Kind == planner.ResourceNode {
+			end.notStarted++
+		}
+	}
 
 	if r.tally.failureCount() > 0 && !opts.NoRollback && r.ledger.failed() == nil {
 		var failed []string

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,7 +83,12 @@ func deploy(t *testing.T, a *assembly.Assembly, b state.Backend, reg *engine.Reg
 // deployWith plans a against b's state and applies it with opts (Backend, Providers and OnEvent are set).
 func deployWith(t *testing.T, a *assembly.Assembly, b state.Backend, reg *engine.Registry, opts engine.Options) (*engine.Result, *recorder) {
 	t.Helper()
-	ctx := context.Background()
+	return deployCtx(context.Background(), t, a, b, reg, opts)
+}
+
+// deployCtx is deployWith under ctx (cancel it to interrupt the run).
+func deployCtx(ctx context.Context, t *testing.T, a *assembly.Assembly, b state.Backend, reg *engine.Registry, opts engine.Options) (*engine.Result, *recorder) {
+	t.Helper()
 	stacks := planner.StackOrder(a)
 	st := map[string]*state.Stack{}
 	for _, s := range stacks {
@@ -415,6 +421,66 @@ func TestInterruptStopsScheduling(t *testing.T) {
 	}
 }
 
+// TestInterruptStartsNothingWaiting interrupts a run whose steps are all ready and waiting for the one
+// concurrency slot (300 independent resources, --concurrency 1): after the interrupt only the call in
+// flight finishes, no waiting step starts, each of every verb's steps counts as not started, and the
+// interrupt is seen while the call is in flight (Options.InFlight). Before, the 299 waiting steps each
+// started once the slot freed up.
+func TestInterruptStartsNothingWaiting(t *testing.T) {
+	t.Parallel()
+	values := map[string]string{}
+	for i := range 300 {
+		values[fmt.Sprintf("R%03d", i)] = "v"
+	}
+	for _, verb := range []string{"deploy", "destroy", "refresh"} {
+		t.Run(verb, func(t *testing.T) {
+			t.Parallel()
+			cloud := enginetest.NewCloud()
+			reg := engine.NewRegistry(cloud)
+			b := openBackend(t)
+			if verb != "deploy" {
+				if res, _ := deploy(t, mkAssembly(values), b, reg, 10); res.Err() != nil {
+					t.Fatal(res.Err())
+				}
+			}
+			before := cloud.Calls()
+			ctx, cancel := context.WithCancel(context.Background())
+			var inFlight atomic.Int64
+			var seen atomic.Int64
+			opts := engine.Options{Backend: b, Providers: reg, Concurrency: 1, InFlight: &inFlight}
+			cloud.Fail = func(string, string) error {
+				seen.Store(inFlight.Load())
+				cancel() // Ctrl-C during the first call
+				return nil
+			}
+			st, _ := b.GetStack(ctx, "S")
+			var res *engine.Result
+			var err error
+			switch verb {
+			case "deploy":
+				res, _ = deployCtx(ctx, t, mkAssembly(values), b, reg, opts)
+			case "destroy":
+				res, err = engine.Destroy(ctx, []*state.Stack{st}, opts)
+			case "refresh":
+				res, err = engine.Refresh(ctx, []*state.Stack{st}, opts, engine.RefreshOptions{})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cloud.Calls() - before; got != 1 {
+				t.Errorf("%s: %d provider calls, want 1 (the one in flight at the interrupt)", verb, got)
+			}
+			if !res.Interrupted || res.NotStarted != 299 || seen.Load() != 1 {
+				t.Errorf("%s: Interrupted = %t, NotStarted = %d, in flight at the interrupt = %d; want true, 299, 1",
+					verb, res.Interrupted, res.NotStarted, seen.Load())
+			}
+			if diff := cmp.Diff(normalize(cloud.Objects()), normalize(objectsInState(t, b, "S"))); diff != "" {
+				t.Errorf("provider vs state (-provider +state):\n%s", diff)
+			}
+		})
+	}
+}
+
 // mkAssembly returns one stack "S" of independent fake resources with the given values (keys "k"+ID).
 func mkAssembly(values map[string]string) *assembly.Assembly {
 	st := &assembly.Stack{ID: "S", Outputs: map[string]*assembly.Output{}}
@@ -740,5 +806,87 @@ func TestCrossStack(t *testing.T) {
 	}
 	if len(res.Failures) != 1 || res.Failures[0].Stack != "Net" {
 		t.Errorf("failures = %+v, want exactly Net's", res.Failures)
+	}
+}
+
+// TestSkippedStackDoesNotComplete deploys two stacks for the first time where the first one's only
+// resource fails (a wrong API key): the second stack, all of whose resources were skipped, ends
+// CREATE_FAILED naming the cause, in its events, its state and its deployment record. It used to end
+// CREATE_COMPLETE with nothing deployed.
+func TestSkippedStackDoesNotComplete(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	zones := &assembly.Stack{ID: "Zones", Outputs: map[string]*assembly.Output{
+		"ZoneID": {Key: "ZoneID", Value: map[string]any{"ref": "Z", "attr": "id"}, Path: "outputs.ZoneID"}},
+		Resources: []*assembly.Resource{fakeRes("Z", enginetest.CloudType, "z", "z")}}
+	app := &assembly.Stack{ID: "App", Dependencies: []string{"Zones"}, Outputs: map[string]*assembly.Output{},
+		Resources: []*assembly.Resource{{LogicalID: "W", Type: enginetest.CloudType, Provider: "fake", Path: "resources.W",
+			Properties: resource.Properties{"key": "w", "value": map[string]any{"stackRef": "Zones", "outputKey": "ZoneID"}}}}}
+	cloud := enginetest.NewCloud()
+	cloud.Fail = func(op, id string) error { return fmt.Errorf("401 Unauthorized: %w", enginetest.ErrInjected) }
+	b := openBackend(t)
+	res, rec := deploy(t, &assembly.Assembly{Stacks: []*assembly.Stack{zones, app}}, b, engine.NewRegistry(cloud), 4)
+	var appStatus engine.Status
+	var appReason string
+	for _, e := range rec.events {
+		if e.Stack == "App" && e.Type == engine.StackType {
+			appStatus, appReason = e.Status, e.Reason
+		}
+	}
+	if appStatus != engine.CreateFailed || !strings.Contains(appReason, "stack Zones did not complete") {
+		t.Errorf("App's last stack event = %s %q, want CREATE_FAILED naming stack Zones", appStatus, appReason)
+	}
+	st, _ := b.GetStack(ctx, "App")
+	if st.Status != string(engine.CreateFailed) {
+		t.Errorf("App's recorded status = %s, want CREATE_FAILED", st.Status)
+	}
+	if d := res.Deployments["App"]; d.Status != state.StatusFailed {
+		t.Errorf("App's deployment = %s, want FAILED", d.Status)
+	}
+	if res.Counts[engine.Skipped] != 1 || res.Counts[engine.CreateComplete] != 0 {
+		t.Errorf("counts = %v, want 1 skipped and nothing created", res.Counts)
+	}
+}
+
+// TestSerialKeys declares that changes of objects with the same "group" run one at a time (as Hetzner
+// Cloud accepts one action at a time per network): 20 resources in two groups, at concurrency 10, never
+// have more than one call in flight per group, and the two groups still run side by side.
+func TestSerialKeys(t *testing.T) {
+	t.Parallel()
+	cloud := enginetest.NewCloud()
+	cloud.Latency = 3 * time.Millisecond
+	cloud.Serialize = []resource.SerialKey{{Group: "net", Property: "group"}}
+	var mu sync.Mutex
+	inGroup, maxInGroup := map[string]int{}, map[string]int{}
+	groupOf := map[string]string{}
+	var rs []*assembly.Resource
+	for i := range 20 {
+		id, g := fmt.Sprintf("R%02d", i), []string{"g1", "g2"}[i%2]
+		r := fakeRes(id, enginetest.CloudType, "k"+id, "v")
+		r.Properties["group"] = g
+		groupOf[id] = g
+		rs = append(rs, r)
+	}
+	cloud.Fail = func(op, id string) error {
+		g := groupOf[id]
+		mu.Lock()
+		inGroup[g]++
+		maxInGroup[g] = max(maxInGroup[g], inGroup[g])
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond)
+		mu.Lock()
+		inGroup[g]--
+		mu.Unlock()
+		return nil
+	}
+	res, _ := deploy(t, oneStack(rs...), openBackend(t), engine.NewRegistry(cloud), 10)
+	if res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	if diff := cmp.Diff(map[string]int{"g1": 1, "g2": 1}, maxInGroup); diff != "" {
+		t.Errorf("most calls in flight per group (-want +got):\n%s", diff)
+	}
+	if got := cloud.MaxInFlight(); got != 2 {
+		t.Errorf("most calls in flight = %d, want 2 (one per group)", got)
 	}
 }
