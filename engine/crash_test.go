@@ -131,7 +131,7 @@ func TestCrashAtEveryBoundary(t *testing.T) {
 		{name: "destroy", setup: []*assembly.Assembly{base}, action: destroyAll, converge: destroyAll},
 		// F fails to create after A was updated and N created: the rollback restores A and deletes N.
 		{name: "rollback restore and delete", setup: []*assembly.Assembly{base},
-			action: deployAssembly(failing(fakeRes("N", T, "kN", "n1"), fakeRes("F", T, "kF", "f1", "A", "N"))),
+			action:   deployAssembly(failing(fakeRes("N", T, "kN", "n1"), fakeRes("F", T, "kF", "f1", "A", "N"))),
 			converge: deployAssembly(base)},
 		// F fails after U was replaced delete-before-replace: the rollback deletes the new U and re-creates
 		// the old one.
