@@ -9,6 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -46,8 +49,9 @@ func ContainsUnknown(v any) bool {
 	return false
 }
 
-// Canonical returns v's JSON encoding with object keys sorted and numbers as written, so that two
-// values are equal exactly when their canonical encodings are equal. Unknown encodes as a marker string.
+// Canonical returns v's JSON encoding with object keys sorted and numbers as written (1.0 stays 1.0, and
+// 123456789012345678901234567890 keeps every digit), a stable text for hashing or recording a value.
+// Unknown encodes as a marker string. Compare values with Equal: it also takes 1 and 1.0 as equal.
 func Canonical(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -59,22 +63,47 @@ func Canonical(v any) []byte {
 	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
-// Equal reports whether a and b are the same JSON value. Numbers compare by value (1 and 1.0 are equal).
+// Equal reports whether a and b are the same JSON value. Numbers compare exactly by value, whatever their
+// size or precision: 1, 1.0, 1e0 and 10e-1 are equal; 123456789012345678901234567890 and
+// 123456789012345678901234567891 are not, nor are 1e400 and 1.7976931348623157e308, nor 1e-400 and 0.
+// Numbers may be json.Number (as decoded) or Go integers and floats; a number is never equal to a string.
 func Equal(a, b any) bool {
 	return bytes.Equal(Canonical(normalize(a)), Canonical(normalize(b)))
 }
 
+// normalize rewrites every number of v in the one form canonicalNumber gives, so that Canonical encodes
+// equal numbers alike.
 func normalize(v any) any {
 	switch v := v.(type) {
 	case json.Number:
-		if f, err := v.Float64(); err == nil {
-			return f
+		if c, ok := canonicalNumber(string(v)); ok {
+			return c
 		}
-		return v.String()
+		return v
 	case int:
-		return float64(v)
+		return mustCanonical(strconv.FormatInt(int64(v), 10))
+	case int8:
+		return mustCanonical(strconv.FormatInt(int64(v), 10))
+	case int16:
+		return mustCanonical(strconv.FormatInt(int64(v), 10))
+	case int32:
+		return mustCanonical(strconv.FormatInt(int64(v), 10))
 	case int64:
-		return float64(v)
+		return mustCanonical(strconv.FormatInt(v, 10))
+	case uint:
+		return mustCanonical(strconv.FormatUint(uint64(v), 10))
+	case uint8:
+		return mustCanonical(strconv.FormatUint(uint64(v), 10))
+	case uint16:
+		return mustCanonical(strconv.FormatUint(uint64(v), 10))
+	case uint32:
+		return mustCanonical(strconv.FormatUint(uint64(v), 10))
+	case uint64:
+		return mustCanonical(strconv.FormatUint(v, 10))
+	case float32:
+		return floatNumber(float64(v), 32)
+	case float64:
+		return floatNumber(v, 64)
 	case map[string]any:
 		m := make(map[string]any, len(v))
 		for k, e := range v {
@@ -89,6 +118,89 @@ func normalize(v any) any {
 		return s
 	}
 	return v
+}
+
+// floatNumber is the canonical number of f (the shortest decimal that reads back as f at bitSize), or f
+// itself when it is NaN or infinite, which JSON cannot hold.
+func floatNumber(f float64, bitSize int) any {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return f
+	}
+	return mustCanonical(strconv.FormatFloat(f, 'g', -1, bitSize))
+}
+
+// mustCanonical is canonicalNumber of a number strconv formatted, which is always valid.
+func mustCanonical(s string) json.Number {
+	c, _ := canonicalNumber(s)
+	return c
+}
+
+// maxExponentDigits bounds the exponents canonicalNumber rewrites: parsing a longer one would cost time
+// quadratic in its length. No provider reads such numbers; they compare as written.
+const maxExponentDigits = 1000
+
+// canonicalNumber rewrites the JSON number s as "0" or [-]0.DIGITSeEXP, where DIGITS has neither leading
+// nor trailing zeros: two JSON numbers have the same value exactly when their canonical forms are equal.
+// It works on the decimal text, in time linear in its length: no float64 rounding, and no big.Rat, whose
+// 10^exponent a hostile "1e999999999" would make enormous. ok is false when s is not a JSON number or its
+// exponent has more than maxExponentDigits digits.
+func canonicalNumber(s string) (c json.Number, ok bool) {
+	rest, neg := strings.CutPrefix(s, "-")
+	mantissa, exp, hasExp := rest, "", false
+	if i := strings.IndexAny(rest, "eE"); i >= 0 {
+		mantissa, exp, hasExp = rest[:i], rest[i+1:], true
+	}
+	intPart, frac, hasFrac := strings.Cut(mantissa, ".")
+	if !digits(intPart) || (len(intPart) > 1 && intPart[0] == '0') || (hasFrac && !digits(frac)) {
+		return "", false
+	}
+	expNeg := false
+	if hasExp {
+		switch {
+		case strings.HasPrefix(exp, "-"):
+			exp, expNeg = exp[1:], true
+		case strings.HasPrefix(exp, "+"):
+			exp = exp[1:]
+		}
+		if !digits(exp) {
+			return "", false
+		}
+	}
+	// The value is 0.(intPart frac) × 10^(len(intPart) + exp).
+	all := intPart + frac
+	trimmed := strings.TrimLeft(all, "0")
+	if trimmed == "" {
+		return "0", true
+	}
+	point := int64(len(intPart) - (len(all) - len(trimmed)))
+	e := strconv.FormatInt(point, 10)
+	switch exp = strings.TrimLeft(exp, "0"); {
+	case exp == "":
+	case len(exp) <= 18: // below 10^18: point + exp fits an int64
+		n, _ := strconv.ParseInt(exp, 10, 64)
+		if expNeg {
+			n = -n
+		}
+		e = strconv.FormatInt(point+n, 10)
+	case len(exp) <= maxExponentDigits:
+		n, _ := new(big.Int).SetString(exp, 10)
+		if expNeg {
+			n.Neg(n)
+		}
+		e = n.Add(n, big.NewInt(point)).String()
+	default:
+		return "", false
+	}
+	sign := ""
+	if neg {
+		sign = "-"
+	}
+	return json.Number(sign + "0." + strings.TrimRight(trimmed, "0") + "e" + e), true
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // Decode converts decoded JSON (such as Properties) into a typed value by re-encoding it. Errors name the
