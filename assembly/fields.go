@@ -206,3 +206,25 @@ func (f *fields) duplicates(dups []duplicate, idsAt, what string) {
 		f.detail("a key may appear only once in a JSON object; the first one is read")
 	}
 }
+
+// numbers reports every number out of range (see numberInRange).
+func (f *fields) numbers(nums []badNumber) {
+	for _, n := range nums {
+		what := "larger than any 64-bit floating point number (about 1.8e308)"
+		if !n.large {
+			what = "closer to 0 than any 64-bit floating point number (about 4.9e-324) but not 0"
+		}
+		f.errorf(n.path, "number %s is out of range: %s", shortNumber(n.text), what)
+		f.detail("cdkx keeps numbers as written, but providers read them as 64-bit floating point numbers; " +
+			"write the value as a string if it is not meant as a number")
+	}
+}
+
+// shortNumber renders a number's text for a message: as written, or its beginning and end when it is
+// longer than 40 characters.
+func shortNumber(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return fmt.Sprintf("%s…%s (%d characters)", s[:20], s[len(s)-10:], len(s))
+}

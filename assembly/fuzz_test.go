@@ -3,6 +3,7 @@ package assembly
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,7 +113,14 @@ func FuzzDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, dups, err := decode(data)
+		got, found, err := decode(data)
+		var deep *depthError
+		if errors.As(err, &deep) {
+			if tooDeep(data) != deep.Offset || deep.Offset < 0 || deep.Offset >= int64(len(data)) {
+				t.Fatalf("decode() = %v at offset %d, tooDeep = %d", err, deep.Offset, tooDeep(data))
+			}
+			return
+		}
 		if valid := json.Valid(data); valid != (err == nil) {
 			t.Fatalf("decode() error = %v, json.Valid = %t", err, valid)
 		}
@@ -122,7 +130,7 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if len(dups) > 0 {
+		if len(found.dups) > 0 {
 			return // encoding/json keeps the last value, decode the first
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))

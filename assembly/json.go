@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/cdkx-dev/cdkx/pkg/diag"
@@ -31,39 +32,93 @@ func (o *object) has(key string) bool {
 	return ok
 }
 
+// MaxDepth is how deeply lists and objects may nest in a manifest or template: 1,000 levels. Real
+// templates nest a few levels; the cap keeps every walk over a value (validation, planning, state) cheap and
+// its recursion shallow, and leaves room below encoding/json's own limit of 10,000 for the documents that
+// wrap values in state.
+const MaxDepth = 1000
+
 // duplicate is a key that appears more than once in one JSON object; the first value is kept.
 type duplicate struct {
 	parent string // JSON path of the object
 	key    string
 }
 
-// decode parses one JSON document, keeping object key order and numbers as json.Number. It returns a
-// *json.SyntaxError (whose Offset is exact) when data is not valid JSON, and every duplicate key.
-func decode(data []byte) (any, []duplicate, error) {
+// badNumber is a number that no provider can read (see numberInRange), at path.
+type badNumber struct {
+	path  string
+	text  string
+	large bool // larger than any float64, else closer to 0 than any
+}
+
+// issues are what decode finds in valid JSON that a cloud assembly must not have.
+type issues struct {
+	dups    []duplicate
+	numbers []badNumber
+}
+
+// depthError is a document nested deeper than MaxDepth; Offset is that of the '[' or '{' one too deep.
+type depthError struct {
+	Offset int64
+}
+
+func (e *depthError) Error() string {
+	return fmt.Sprintf("lists and objects nested more than %d deep", MaxDepth)
+}
+
+// decode parses one JSON document, keeping object key order and numbers as json.Number (as written). It
+// returns a *depthError when the document nests deeper than MaxDepth, a *json.SyntaxError (whose Offset is
+// exact) when it is not valid JSON, and otherwise every duplicate key and every number out of range.
+func decode(data []byte) (any, issues, error) {
+	if off := tooDeep(data); off >= 0 {
+		return nil, issues{}, &depthError{Offset: off}
+	}
 	// The whole-input check gives exact error offsets, which json.Decoder.Token does not; after it the
-	// token stream cannot fail (and nesting is bounded by encoding/json's limit).
+	// token stream cannot fail.
 	if !json.Valid(data) {
 		var raw json.RawMessage
-		return nil, nil, json.Unmarshal(data, &raw)
+		return nil, issues{}, json.Unmarshal(data, &raw)
 	}
 	d := &decoder{dec: json.NewDecoder(bytes.NewReader(data))}
 	d.dec.UseNumber()
 	v, err := d.value()
-	return v, d.dups, err
+	return v, d.found, err
 }
 
-// decoder builds values from a token stream. at holds the path of the value being decoded, one segment
-// per level, joined only when a duplicate is found (joining at every level is quadratic in the depth).
+// tooDeep returns the offset of the first '[' or '{' that opens a level deeper than MaxDepth, or -1. It
+// scans data once, skipping strings, and need not be given valid JSON.
+func tooDeep(data []byte) int64 {
+	depth, inString, escaped := 0, false, false
+	for i, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '[' || c == '{':
+			if depth++; depth > MaxDepth {
+				return int64(i)
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	return -1
+}
+
+// decoder builds values from a token stream. at is the path of the value being decoded, rendered only for
+// what is reported.
 type decoder struct {
-	dec  *json.Decoder
-	at   []segment
-	dups []duplicate
-}
-
-// segment is an object key, or a list index when key is nil.
-type segment struct {
-	key   *string
-	index int
+	dec   *json.Decoder
+	at    jsonPath
+	found issues
 }
 
 func (d *decoder) value() (any, error) {
@@ -76,6 +131,10 @@ func (d *decoder) value() (any, error) {
 		return d.object()
 	case json.Delim('['):
 		return d.array()
+	}
+	if n, ok := tok.(json.Number); ok && !numberInRange(n) {
+		_, err := strconv.ParseFloat(string(n), 64)
+		d.found.numbers = append(d.found.numbers, badNumber{path: d.at.String(), text: string(n), large: err != nil})
 	}
 	return tok, nil
 }
@@ -91,14 +150,14 @@ func (d *decoder) object() (*object, error) {
 		if !ok {
 			return nil, fmt.Errorf("object key is %v, not a string", tok)
 		}
-		d.at = append(d.at, segment{key: &key})
+		d.at.pushKey(key)
 		v, err := d.value()
-		d.at = d.at[:len(d.at)-1]
+		d.at.pop()
 		if err != nil {
 			return nil, err
 		}
 		if _, dup := o.vals[key]; dup {
-			d.dups = append(d.dups, duplicate{parent: d.path(), key: key})
+			d.found.dups = append(d.found.dups, duplicate{parent: d.at.String(), key: key})
 			continue
 		}
 		o.keys = append(o.keys, key)
@@ -110,9 +169,9 @@ func (d *decoder) object() (*object, error) {
 func (d *decoder) array() ([]any, error) {
 	list := []any{}
 	for d.dec.More() {
-		d.at = append(d.at, segment{index: len(list)})
+		d.at.pushIndex(len(list))
 		v, err := d.value()
-		d.at = d.at[:len(d.at)-1]
+		d.at.pop()
 		if err != nil {
 			return nil, err
 		}
@@ -121,17 +180,23 @@ func (d *decoder) array() ([]any, error) {
 	return list, d.end()
 }
 
-// path joins the segments of at into a JSON path such as "resources.X.records[0]".
-func (d *decoder) path() string {
-	var p string
-	for _, seg := range d.at {
-		if seg.key == nil {
-			p += "[" + strconv.Itoa(seg.index) + "]"
-		} else {
-			p = JoinPath(p, *seg.key)
-		}
+// numberInRange reports whether n is a number every provider can read: 0, or of a magnitude that a
+// float64 holds, from about 4.9e-324 to 1.8e308. cdkx keeps numbers as written (json.Number) from template
+// to state, all their digits included, and compares them exactly (resource.Equal); but providers and their
+// APIs read numbers as float64, which would turn 1e400 into +Inf or 1.8e308 and 1e-400 into 0, and a
+// diff could not see the change. Such numbers are refused instead.
+func numberInRange(n json.Number) bool {
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil {
+		return false // out of range: a valid JSON number has no other error
 	}
-	return p
+	return f != 0 || isZero(n)
+}
+
+// isZero reports whether the JSON number n is zero, whatever its exponent: all its digits are 0.
+func isZero(n json.Number) bool {
+	mantissa, _, _ := strings.Cut(strings.ToLower(string(n)), "e")
+	return strings.Trim(mantissa, "-0.") == ""
 }
 
 // end reads the closing delimiter of an object or array.
@@ -158,13 +223,18 @@ func plain(v any) any {
 	return v
 }
 
-// jsonError describes a JSON decoding error of file, with the line and column when the error carries an
-// offset into data.
+// jsonError describes a JSON decoding error of file (or a *depthError), with the line and column when the
+// error carries an offset into data.
 func jsonError(file string, data []byte, err error) diag.Diagnostic {
 	d := diag.Diagnostic{Severity: diag.Error, File: file, Summary: "invalid JSON: " + err.Error()}
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var deep *depthError
 	switch {
+	case errors.As(err, &deep):
+		d.Line, d.Column = position(data, deep.Offset+1)
+		d.Summary = err.Error()
+		d.Detail = "no synthesizer writes such nesting: check what wrote this file"
 	case errors.As(err, &syntax):
 		d.Line, d.Column = position(data, syntax.Offset)
 	case errors.As(err, &typ):

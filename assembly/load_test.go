@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -488,17 +489,46 @@ func TestLoadExampleDNS(t *testing.T) {
 
 func TestLoadDeepNesting(t *testing.T) {
 	t.Parallel()
+	// The token sits 5 levels below the lists: the template, resources, R, properties and itself.
 	nested := func(depth int) string {
 		return `{"resources": {"R": {"type": "A::B::C", "properties": {"p": ` +
 			strings.Repeat("[", depth) + `{"ref": "R", "attr": "x"}` + strings.Repeat("]", depth) + `}}}}`
 	}
-	_, ds := loadFiles(t, map[string]string{"manifest.json": manifest("A"), "A.json": nested(9000)})
+	_, ds := loadFiles(t, map[string]string{"manifest.json": manifest("A"), "A.json": nested(MaxDepth - 5)})
 	if len(ds) != 0 {
-		t.Errorf("Load(9000 levels) = %v, want no diagnostics", lines(ds))
+		t.Errorf("Load(%d levels) = %v, want no diagnostics", MaxDepth, lines(ds))
 	}
-	_, ds = loadFiles(t, map[string]string{"manifest.json": manifest("A"), "A.json": nested(10001)})
-	if want := "exceeded max depth"; len(ds) != 1 || !strings.HasSuffix(ds[0].Summary, want) {
-		t.Errorf("Load(10001 levels) = %v, want one %q", lines(ds), want)
+	// The error points at the first '[' or '{' too deep; encoding/json's own limit (10,000) is not reached
+	// first.
+	for _, depth := range []int{MaxDepth - 4, 20000} {
+		_, ds = loadFiles(t, map[string]string{"manifest.json": manifest("A"), "A.json": nested(depth)})
+		col := len(`{"resources": {"R": {"type": "A::B::C", "properties": {"p": `) + MaxDepth - 4 + 1
+		want := []string{fmt.Sprintf("error: cdkx.out/A.json:1:%d: lists and objects nested more than 1000 deep; "+
+			"no synthesizer writes such nesting: check what wrote this file", col)}
+		if diff := cmp.Diff(want, lines(ds)); diff != "" {
+			t.Errorf("Load(%d levels) mismatch (-want +got):\n%s", depth+5, diff)
+		}
+	}
+}
+
+func TestTooDeep(t *testing.T) {
+	t.Parallel()
+	deep := strings.Repeat("[", MaxDepth)
+	tests := []struct {
+		in   string
+		want int64
+	}{
+		{deep + strings.Repeat("]", MaxDepth), -1},
+		{deep + "{", MaxDepth},
+		{`["` + strings.Repeat("[", 2*MaxDepth) + `"]`, -1},        // inside a string
+		{`["\"` + strings.Repeat("{", 2*MaxDepth) + `"]`, -1},      // after an escaped quote
+		{`["\\"` + deep + "]", int64(len(`["\\"`)) + MaxDepth - 1}, // after an escaped backslash
+		{strings.Repeat("[]", 3*MaxDepth), -1},
+	}
+	for _, tt := range tests {
+		if got := tooDeep([]byte(tt.in)); got != tt.want {
+			t.Errorf("tooDeep(%.20q…) = %d, want %d", tt.in, got, tt.want)
+		}
 	}
 }
 

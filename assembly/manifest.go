@@ -23,7 +23,7 @@ const (
 func parseManifest(file string, data []byte) (*Assembly, diag.Diagnostics) {
 	f := &fields{file: file}
 	data = trimBOM(data)
-	root, dups, err := decode(data)
+	root, found, err := decode(data)
 	if err != nil {
 		return nil, diag.Diagnostics{jsonError(file, data, err)}
 	}
@@ -36,7 +36,8 @@ func parseManifest(file string, data []byte) (*Assembly, diag.Diagnostics) {
 	if !f.version(top, a) {
 		return nil, f.ds
 	}
-	f.duplicates(dups, "artifacts", "artifact ID")
+	f.duplicates(found.dups, "artifacts", "artifact ID")
+	f.numbers(found.numbers)
 	f.unknownKeys("", top, "version", "artifacts")
 	if v, ok := f.required("", top, "artifacts"); ok {
 		if arts, ok := f.object("artifacts", v); ok {

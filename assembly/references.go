@@ -26,29 +26,28 @@ func link(a *Assembly) diag.Diagnostics {
 				}
 			}
 		}
-		for _, t := range stackTokens(s) {
-			ds = append(ds, checkToken(a, s, t)...)
-			if isStackRef(t.Token) && t.StackRef != s.ID && a.Stack(t.StackRef) != nil {
+		eachStackToken(s, func(t Token, at *jsonPath) {
+			ds = append(ds, checkToken(a, s, t, at)...)
+			if isStackRef(t) && t.StackRef != s.ID && a.Stack(t.StackRef) != nil {
 				s.Dependencies = append(s.Dependencies, t.StackRef)
 			}
-		}
+		})
 		s.Dependencies = sortedUnique(s.Dependencies)
 	}
 	return ds
 }
 
-// stackTokens returns every token of a stack's template: those of the resources (in logical ID order)
-// and then those of the outputs (in key order), each with its JSON path in the template.
-func stackTokens(s *Stack) []TokenAt {
-	var out []TokenAt
+// eachStackToken calls fn with every token of a stack's template: those of the resources (in logical ID
+// order) and then those of the outputs (in key order), each with its JSON path in the template, rendered
+// only if fn needs it.
+func eachStackToken(s *Stack, fn func(t Token, at *jsonPath)) {
 	for _, r := range s.Resources {
-		out = append(out, FindTokens(r.Path+".properties", r.Properties)...)
+		eachToken(r.Path+".properties", r.Properties, fn)
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Outputs)) {
 		o := s.Outputs[key]
-		out = append(out, FindTokens(o.Path+".value", o.Value)...)
+		eachToken(o.Path+".value", o.Value, fn)
 	}
-	return out
 }
 
 // isStackRef reports whether t came from a {stackRef, outputKey} object. AsToken leaves both Ref and
@@ -57,18 +56,18 @@ func isStackRef(t Token) bool {
 	return t.StackRef != "" || t.OutputKey != ""
 }
 
-// checkToken checks one token of stack s.
-func checkToken(a *Assembly, s *Stack, t TokenAt) diag.Diagnostics {
-	if isStackRef(t.Token) {
-		return checkStackRef(a, s, t)
+// checkToken checks one token of stack s, found at at.
+func checkToken(a *Assembly, s *Stack, t Token, at *jsonPath) diag.Diagnostics {
+	if isStackRef(t) {
+		return checkStackRef(a, s, t, at)
 	}
 	var ds diag.Diagnostics
 	if t.Attr == "" {
-		ds.Errorf(s.File, t.Path, "a {ref} without attr is resolved only at synth time; use {ref: ID, attr: NAME}")
+		ds.Errorf(s.File, at.String(), "a {ref} without attr is resolved only at synth time; use {ref: ID, attr: NAME}")
 		ds[0].Detail = fmt.Sprintf("name the output attribute of %q to use", t.Ref)
 	}
 	if s.Resource(t.Ref) == nil {
-		ds = append(ds, unknownResource(a, s, t.Path, t.Ref))
+		ds = append(ds, unknownResource(a, s, at.String(), t.Ref))
 	}
 	return ds
 }
@@ -89,21 +88,21 @@ func unknownResource(a *Assembly, s *Stack, path, id string) diag.Diagnostic {
 	return d
 }
 
-// checkStackRef checks a {stackRef, outputKey} token of stack s.
-func checkStackRef(a *Assembly, s *Stack, t TokenAt) diag.Diagnostics {
+// checkStackRef checks a {stackRef, outputKey} token of stack s, found at at.
+func checkStackRef(a *Assembly, s *Stack, t Token, at *jsonPath) diag.Diagnostics {
 	var ds diag.Diagnostics
 	target := a.Stack(t.StackRef)
 	switch {
 	case t.StackRef == s.ID:
-		ds.Errorf(s.File, t.Path, "stackRef to its own stack %s", s.ID)
+		ds.Errorf(s.File, at.String(), "stackRef to its own stack %s", s.ID)
 		ds[0].Detail = "use {ref: ID, attr: NAME} for a resource of the same stack"
 	case target == nil:
-		ds.Errorf(s.File, t.Path, "unknown stack %q%s", t.StackRef, suggestion(t.StackRef, stackIDs(a)))
+		ds.Errorf(s.File, at.String(), "unknown stack %q%s", t.StackRef, suggestion(t.StackRef, stackIDs(a)))
 		ds[0].Detail = "stacks of this assembly: " + listOrNone(stackIDs(a))
 	default:
 		keys, known := outputKeys(target)
 		if known && !slices.Contains(keys, t.OutputKey) {
-			ds.Errorf(s.File, t.Path, "stack %s has no output %q%s", target.ID, t.OutputKey, suggestion(t.OutputKey, keys))
+			ds.Errorf(s.File, at.String(), "stack %s has no output %q%s", target.ID, t.OutputKey, suggestion(t.OutputKey, keys))
 			ds[0].Detail = fmt.Sprintf("outputs of %s: %s", target.ID, listOrNone(keys))
 		}
 	}

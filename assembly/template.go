@@ -22,7 +22,7 @@ type template struct {
 func parseTemplate(file string, data []byte) (*template, diag.Diagnostics) {
 	f := &fields{file: file}
 	data = trimBOM(data)
-	root, dups, err := decode(data)
+	root, found, err := decode(data)
 	if err != nil {
 		return nil, diag.Diagnostics{jsonError(file, data, err)}
 	}
@@ -37,7 +37,7 @@ func parseTemplate(file string, data []byte) (*template, diag.Diagnostics) {
 		f.warnf("", "the flat template layout (resources at the top level) is deprecated")
 		f.detail("synthesize the app again with a current cdkx, which writes {\"resources\": {…}, \"outputs\": {…}}")
 		t.resources = f.resources("", top)
-		f.duplicates(dups, "", "logical ID")
+		f.duplicates(found.dups, "", "logical ID")
 	case top.has("resources") || top.has("outputs") || len(top.keys) == 0:
 		f.unknownKeys("", top, "resources", "outputs")
 		if v, ok := top.get("resources"); ok {
@@ -50,12 +50,13 @@ func parseTemplate(file string, data []byte) (*template, diag.Diagnostics) {
 				t.outputs = f.outputs(o)
 			}
 		}
-		f.duplicates(dups, "resources", "logical ID")
+		f.duplicates(found.dups, "resources", "logical ID")
 	default:
 		f.errorf("", "unrecognized template layout: no \"resources\" or \"outputs\" key, and not a flat map of resources")
 		f.detail("want {\"resources\": {ID: {\"type\": …}}, \"outputs\": {…}}")
 		return nil, f.ds
 	}
+	f.numbers(found.numbers)
 	return t, f.ds
 }
 

@@ -3,7 +3,6 @@ package assembly
 import (
 	"fmt"
 	"sort"
-	"strconv"
 )
 
 // Token is a reference inside a property or output value: {"ref": ID, "attr": NAME} (same stack) or
@@ -58,23 +57,34 @@ func AsToken(v any) (Token, bool) {
 	return Token{}, false
 }
 
-// TokenAt is a token found at Path, a JSON path relative to the value searched (e.g. "records[0]").
+// TokenAt is a token found at Path, a JSON path relative to the value searched (e.g. "records[0]"). A path
+// longer than MaxPathLen is shortened in the middle (see MaxPathLen).
 type TokenAt struct {
 	Token
 	Path string
 }
 
 // FindTokens returns every token in v, depth first, object keys in sorted order, with its path under
-// prefix (joined with "." for keys and "[i]" for list elements).
+// prefix (joined with "." for keys and "[i]" for list elements). Its cost is linear in the size of v: the
+// path is rendered only for each token found.
 func FindTokens(prefix string, v any) []TokenAt {
 	var out []TokenAt
-	walkTokens(prefix, v, &out)
+	eachToken(prefix, v, func(t Token, at *jsonPath) {
+		out = append(out, TokenAt{Token: t, Path: at.String()})
+	})
 	return out
 }
 
-func walkTokens(path string, v any, out *[]TokenAt) {
+// eachToken calls fn with every token in v, depth first, object keys in sorted order, and the path to it
+// under prefix, which fn renders only if it needs it (at is valid only during the call).
+func eachToken(prefix string, v any, fn func(t Token, at *jsonPath)) {
+	at := &jsonPath{prefix: prefix}
+	walkTokens(v, at, fn)
+}
+
+func walkTokens(v any, at *jsonPath, fn func(Token, *jsonPath)) {
 	if t, ok := AsToken(v); ok {
-		*out = append(*out, TokenAt{Token: t, Path: path})
+		fn(t, at)
 		return
 	}
 	switch v := v.(type) {
@@ -85,11 +95,15 @@ func walkTokens(path string, v any, out *[]TokenAt) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			walkTokens(JoinPath(path, k), v[k], out)
+			at.pushKey(k)
+			walkTokens(v[k], at, fn)
+			at.pop()
 		}
 	case []any:
 		for i, e := range v {
-			walkTokens(path+"["+strconv.Itoa(i)+"]", e, out)
+			at.pushIndex(i)
+			walkTokens(e, at, fn)
+			at.pop()
 		}
 	}
 }
@@ -102,17 +116,24 @@ func JoinPath(path, key string) string {
 	return path + "." + key
 }
 
-// Resolve returns a copy of v with every token replaced by lookup's answer. lookup's error is returned
-// wrapped with the token's path. Values that are not tokens are copied as they are.
+// Resolve returns a copy of v with every token replaced by lookup's answer, and stops at lookup's first
+// error. The token's path under path is rendered for lookup (see TokenAt). Values that are not tokens are
+// copied as they are; the cost is linear in the size of v.
 func Resolve(path string, v any, lookup func(at TokenAt) (any, error)) (any, error) {
+	return resolve(v, &jsonPath{prefix: path}, lookup)
+}
+
+func resolve(v any, at *jsonPath, lookup func(at TokenAt) (any, error)) (any, error) {
 	if t, ok := AsToken(v); ok {
-		return lookup(TokenAt{Token: t, Path: path})
+		return lookup(TokenAt{Token: t, Path: at.String()})
 	}
 	switch v := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(v))
 		for k, e := range v {
-			r, err := Resolve(JoinPath(path, k), e, lookup)
+			at.pushKey(k)
+			r, err := resolve(e, at, lookup)
+			at.pop()
 			if err != nil {
 				return nil, err
 			}
@@ -122,7 +143,9 @@ func Resolve(path string, v any, lookup func(at TokenAt) (any, error)) (any, err
 	case []any:
 		s := make([]any, len(v))
 		for i, e := range v {
-			r, err := Resolve(path+"["+strconv.Itoa(i)+"]", e, lookup)
+			at.pushIndex(i)
+			r, err := resolve(e, at, lookup)
+			at.pop()
 			if err != nil {
 				return nil, err
 			}

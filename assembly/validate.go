@@ -93,15 +93,15 @@ func isToken(v any) bool {
 // targets whose schema is known.
 func validateAttrs(s *Stack, schemas map[string]resource.Schema) diag.Diagnostics {
 	var ds diag.Diagnostics
-	for _, t := range stackTokens(s) {
+	eachStackToken(s, func(t Token, at *jsonPath) {
 		schema, ok := schemas[t.Ref]
-		if isStackRef(t.Token) || t.Attr == "" || !ok || schema.HasOutput(t.Attr) {
-			continue
+		if isStackRef(t) || t.Attr == "" || !ok || schema.HasOutput(t.Attr) {
+			return
 		}
 		attrs := sortedUnique(append([]string{"crn"}, schema.Outputs...))
-		ds.Errorf(s.File, t.Path, "resource %s (%s) has no output %q%s", t.Ref, s.Resource(t.Ref).Type, t.Attr,
+		ds.Errorf(s.File, at.String(), "resource %s (%s) has no output %q%s", t.Ref, s.Resource(t.Ref).Type, t.Attr,
 			suggestion(t.Attr, attrs))
 		ds[len(ds)-1].Detail = "its outputs: " + listOrNone(attrs)
-	}
+	})
 	return ds
 }

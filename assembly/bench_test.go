@@ -1,0 +1,81 @@
+package assembly
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// deepTemplate is a stack template whose one resource holds n values, each nested depth lists deep with
+// a token at the bottom: the hostile shape of issue 8 was n = 10, depth = 9,990.
+func deepTemplate(n, depth int) string {
+	values := make([]string, n)
+	for i := range values {
+		values[i] = strings.Repeat("[", depth) + `{"ref": "R", "attr": "output"}` + strings.Repeat("]", depth)
+	}
+	return fmt.Sprintf(`{"resources": {"R": {"type": "Cdkx::Core::Data", "properties": {"input": [%s]}}}}`,
+		strings.Join(values, ", "))
+}
+
+// deepValue is what deepTemplate(n, depth) holds as properties, built without the decoder (and its
+// MaxDepth), as the planner and engine may meet it.
+func deepValue(n, depth int) map[string]any {
+	values := make([]any, n)
+	for i := range values {
+		var v any = map[string]any{"ref": "R", "attr": "output"}
+		for range depth {
+			v = []any{v}
+		}
+		values[i] = v
+	}
+	return map[string]any{"input": values}
+}
+
+// BenchmarkLoadDeep loads and validates ten property values nested depth lists deep. At 990 the
+// template is nested as deep as MaxDepth allows (with the 6 levels around the lists); at 9,990 (issue 8)
+// it is refused.
+func BenchmarkLoadDeep(b *testing.B) {
+	for _, depth := range []int{990, 9990} {
+		b.Run(fmt.Sprintf("depth=%d", depth), func(b *testing.B) {
+			read := mapReader(map[string]string{"manifest.json": manifest("A"), "A.json": deepTemplate(10, depth)})
+			b.ReportAllocs()
+			for b.Loop() {
+				a, ds := load("cdkx.out", read)
+				if depth+6 > MaxDepth {
+					if len(ds) != 1 {
+						b.Fatalf("load() = %v, want one error", lines(ds))
+					}
+					continue
+				}
+				if a == nil || ds.HasErrors() {
+					b.Fatalf("load() = %v", lines(ds))
+				}
+				if ds := Validate(a, fakeLookup); len(ds) != 0 {
+					b.Fatalf("Validate() = %v", lines(ds))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkFindTokensDeep finds the tokens of ten values nested 9,990 deep, as the planner does.
+func BenchmarkFindTokensDeep(b *testing.B) {
+	props := deepValue(10, 9990)
+	b.ReportAllocs()
+	for b.Loop() {
+		if got := FindTokens("properties", props); len(got) != 10 {
+			b.Fatalf("FindTokens() found %d tokens, want 10", len(got))
+		}
+	}
+}
+
+// BenchmarkResolveDeep resolves the tokens of ten values nested 9,990 deep, as the planner does.
+func BenchmarkResolveDeep(b *testing.B) {
+	props := deepValue(10, 9990)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Resolve("properties", props, func(TokenAt) (any, error) { return "x", nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
