@@ -8,7 +8,8 @@ import (
 )
 
 // Diagnostics prints each diagnostic as "error: file:line:col: path: summary" with its detail indented
-// below. Warnings print only when verbose.
+// below, sanitized (see Sanitize): paths and summaries quote names from the assembly. Warnings print only
+// when verbose.
 func Diagnostics(w io.Writer, ds diag.Diagnostics, verbose, color bool) {
 	pal := newPalette(color)
 	for _, d := range ds {
@@ -19,13 +20,13 @@ func Diagnostics(w io.Writer, ds diag.Diagnostics, verbose, color bool) {
 		if d.Severity == diag.Warning {
 			label = pal.busy.Render("warning")
 		}
-		loc := d.Location()
+		loc := Sanitize(d.Location())
 		if loc != "" {
 			loc += ": "
 		}
-		fmt.Fprintf(w, "%s: %s%s\n", label, loc, d.Summary)
+		fmt.Fprintf(w, "%s: %s%s\n", label, loc, Sanitize(d.Summary))
 		if d.Detail != "" {
-			fmt.Fprintf(w, "  %s\n", d.Detail)
+			fmt.Fprintf(w, "  %s\n", Sanitize(d.Detail))
 		}
 	}
 }

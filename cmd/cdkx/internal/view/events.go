@@ -56,12 +56,12 @@ type runningStep struct {
 }
 
 // NewTable returns a table writing to w. stacks, types and logicalIDs size the columns up front, so that
-// every row lines up.
+// every row lines up. Every name, physical ID and reason it prints goes through Sanitize.
 func NewTable(w io.Writer, live, color bool, stacks, types, logicalIDs []string) *Table {
 	t := &Table{w: w, live: live, pal: newPalette(color), running: map[string]runningStep{}}
 	for i, col := range [][]string{stacks, types, logicalIDs} {
 		for _, s := range col {
-			t.width[i] = max(t.width[i], len(s))
+			t.width[i] = max(t.width[i], len(Sanitize(s)))
 		}
 	}
 	t.width[1] = max(t.width[1], len(engine.StackType))
@@ -81,20 +81,21 @@ func (t *Table) Event(e engine.Event) {
 		}
 	}
 	status := t.pal.status(e.Status).Render(pad(string(e.Status), 20))
-	reason := e.Reason
+	reason := Sanitize(e.Reason)
 	if e.PhysicalID != "" && reason == "" && !e.Status.InProgress() && e.LogicalID != "" {
-		reason = t.pal.dim.Render(e.PhysicalID)
+		reason = t.pal.dim.Render(Sanitize(e.PhysicalID))
 	}
 	t.row(e.Time, e.Stack, e.Type, e.LogicalID, strings.TrimRight(status+"  "+reason, " "))
 }
 
+// row prints one row; stack, typ and logicalID are sanitized here, rest must be already.
 func (t *Table) row(at time.Time, stack, typ, logicalID, rest string) {
 	ts := at.UTC().Format(time.RFC3339)
 	if t.live {
 		ts = t.pal.dim.Render(at.Local().Format("15:04:05"))
 	}
-	fmt.Fprintf(t.w, "%s  %s  %s  %s  %s\n", ts, pad(stack, t.width[0]), pad(typ, t.width[1]),
-		pad(logicalID, t.width[2]), rest)
+	fmt.Fprintf(t.w, "%s  %s  %s  %s  %s\n", ts, pad(Sanitize(stack), t.width[0]), pad(Sanitize(typ), t.width[1]),
+		pad(Sanitize(logicalID), t.width[2]), rest)
 }
 
 // Tick prints a "still …" row for each step in progress for SlowAfter or more, in a stable order.
@@ -140,9 +141,10 @@ func (t *Table) Summary(s Summary) {
 	case res != nil && len(res.Failures) > 0:
 		fmt.Fprintf(t.w, "%s %s failed: %s (%s)\n", t.pal.bad.Render("✗"), title(s.Command), counts, round(s.Elapsed))
 		for _, f := range res.Failures {
-			fmt.Fprintf(t.w, "  %s %s/%s: %v\n", t.pal.bad.Render(string(f.Status)), f.Stack, f.LogicalID, f.Err)
+			stack, id := Sanitize(f.Stack), Sanitize(f.LogicalID)
+			fmt.Fprintf(t.w, "  %s %s/%s: %s\n", t.pal.bad.Render(string(f.Status)), stack, id, Sanitize(fmt.Sprint(f.Err)))
 			if errors.Is(f.Err, resource.ErrAlreadyExists) {
-				fmt.Fprintf(t.w, "    hint: to manage the existing object, run: cdkx import %s/%s <its physical ID>\n", f.Stack, f.LogicalID)
+				fmt.Fprintf(t.w, "    hint: to manage the existing object, run: cdkx import %s/%s <its physical ID>\n", stack, id)
 			}
 		}
 	case s.Interrupted || (res != nil && res.Interrupted):
