@@ -50,11 +50,6 @@ func (j *journal) enqueue(stack string, changes []state.Change, events ...Event)
 	return r.err
 }
 
-// commit queues changes and events and waits until they are durable.
-func (j *journal) commit(stack string, changes []state.Change, events ...Event) error {
-	return <-j.enqueue(stack, changes, events...)
-}
-
 // close stops the journal after every queued request is committed.
 func (j *journal) close() {
 	close(j.reqs)

@@ -19,11 +19,10 @@ type phase struct {
 }
 
 var (
-	phaseCreate  = phase{inProgress: CreateInProgress, complete: CreateComplete, failed: CreateFailed}
-	phaseUpdate  = phase{inProgress: UpdateInProgress, complete: UpdateComplete, failed: UpdateFailed}
-	phaseDelete  = phase{inProgress: DeleteInProgress, complete: DeleteComplete, failed: DeleteFailed}
-	phaseUndo    = phase{inProgress: UpdateRollbackInProgress, complete: UpdateRollbackComplete, failed: UpdateRollbackFailed}
-	phaseRecover = phase{complete: CreateComplete, failed: CreateFailed}
+	phaseCreate = phase{inProgress: CreateInProgress, complete: CreateComplete, failed: CreateFailed}
+	phaseUpdate = phase{inProgress: UpdateInProgress, complete: UpdateComplete, failed: UpdateFailed}
+	phaseDelete = phase{inProgress: DeleteInProgress, complete: DeleteComplete, failed: DeleteFailed}
+	phaseUndo   = phase{inProgress: UpdateRollbackInProgress, complete: UpdateRollbackComplete, failed: UpdateRollbackFailed}
 )
 
 // createStep creates a new object for a resource (a create, either half of a replacement, a rollback's

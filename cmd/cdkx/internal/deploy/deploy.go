@@ -3,16 +3,14 @@ package deploy
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/refresh"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
-	"github.com/cdkx-dev/cdkx/engine"
-	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
@@ -88,55 +86,15 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 			err = cerr
 		}
 	}()
-
-	release, err := cli.Lock(ctx, f, cfg, b, stacks, "deploy")
-	if err != nil {
-		return err
-	}
-	defer release()
-
-	st, err := project.LoadState(ctx, b, l.Assembly, stacks)
-	if err != nil {
-		return err
-	}
-	if st, err = refresh.Settle(ctx, f, cfg, b, st, stacks, opts.Refresh, false); err != nil {
-		return err
-	}
-	plan, err := project.MakePlan(f, cfg, l, stacks, st, opts.PlanFlags, "nothing was deployed")
-	if err != nil {
-		return err
-	}
-	if err := l.Registry.Configure(project.CalledProviders(plan)); err != nil {
-		return err
-	}
-	return Apply(ctx, f, cfg, plan, b, l.Registry, opts.NoRollback)
-}
-
-// Apply runs the plan with the live event table (or JSON lines) and prints the summary and the stack
-// outputs. It returns an error whose exit code says how the run ended.
-func Apply(ctx context.Context, f *cli.Factory, cfg *cli.Config, plan *planner.Plan, b state.Backend, reg *engine.Registry, noRollback bool) error {
-	var stackNames, types, ids []string
-	stackNames = append(stackNames, plan.Stacks...)
-	for _, s := range append(append([]*planner.Step{}, plan.Steps...), plan.Deletes...) {
-		types = append(types, s.Type)
-		ids = append(ids, s.LogicalID)
-	}
-	var ev view.Events
-	if cfg.JSON {
-		ev = view.NewJSONLines(f.IO.Out)
-	} else {
-		ev = view.NewTable(f.IO.ErrOut, f.IO.Live(), colorOn(f, cfg), stackNames, types, ids)
-	}
-	stopTicks := tick(f, ev)
-	stopNotice := interruptNotice(ctx, f, cfg)
 	start := f.Now()
-	res, err := engine.Deploy(ctx, plan, engine.Options{Backend: b, Providers: reg, Concurrency: cfg.Concurrency,
-		ProviderConcurrency: cfg.ProviderConcurrency, NoRollback: noRollback,
-		OnEvent: ev.Event, Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
-	stopTicks()
-	stopNotice()
+	d := operation.Deploy{Env: project.Env(f, cfg, b, l.Registry), Assembly: l.Assembly, Graph: l.Graph,
+		Selection: opts.Selection(stacks), Refresh: opts.Refresh, NoRollback: opts.NoRollback,
+		OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
+			project.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was deployed")
+		}}
+	res, plan, err := d.Run(ctx)
 	if err != nil {
-		return err
+		return project.RunError(f, cfg, err)
 	}
 	outputs := map[string]map[string]any{}
 	for _, name := range plan.Stacks {
@@ -144,52 +102,9 @@ func Apply(ctx context.Context, f *cli.Factory, cfg *cli.Config, plan *planner.P
 			outputs[name] = st.Outputs
 		}
 	}
-	ev.Summary(view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start), Outputs: outputs})
-	if !cfg.JSON && res.Err() == nil {
+	err = project.Finish(f, cfg, "deploy", res, f.Now().Sub(start), outputs)
+	if !cfg.JSON && err == nil {
 		view.Outputs(f.IO.Out, plan.Stacks, outputs)
 	}
-	if err := res.Err(); err != nil {
-		return &cli.ExitError{Code: cli.ExitCode(err)}
-	}
-	return nil
-}
-
-func colorOn(f *cli.Factory, cfg *cli.Config) bool { return f.IO.Color && !cfg.NoColor }
-
-// tick drives the view's "still creating…" lines until the returned stop is called.
-func tick(f *cli.Factory, ev view.Events) func() {
-	c, stopTicker := f.Ticker()
-	done := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-c:
-				ev.Tick(now)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-stopped
-		stopTicker()
-	}
-}
-
-// interruptNotice tells the user, once, what happens after Ctrl-C.
-func interruptNotice(ctx context.Context, f *cli.Factory, cfg *cli.Config) func() {
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			if !cfg.JSON {
-				fmt.Fprintln(f.IO.ErrOut, "\nInterrupt received: no new step starts; running provider calls finish and are recorded. Press Ctrl-C again to quit at once (pending operations stay in state).")
-			}
-		case <-done:
-		}
-	}()
-	return func() { close(done) }
+	return err
 }

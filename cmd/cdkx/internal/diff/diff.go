@@ -10,9 +10,9 @@ import (
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/refresh"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
@@ -74,21 +74,23 @@ func diffRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer func() { _ = b.Close() }() // read only: nothing to lose
-	st, err := project.LoadState(ctx, b, l.Assembly, stacks)
+	st, err := operation.LoadState(ctx, b, l.Assembly, stacks)
 	if err != nil {
 		return err
 	}
 	if opts.Refresh {
 		// Read every resource, write nothing: the plan then shows drift and what corrects it.
-		if st, err = refresh.Settle(ctx, f, cfg, b, st, stacks, true, true); err != nil {
-			return err
+		s := operation.Settle{Env: project.Env(f, cfg, b, l.Registry), Stacks: st, Names: stacks, Full: true, DryRun: true}
+		if st, err = s.Run(ctx); err != nil {
+			return project.RunError(f, cfg, err)
 		}
 	} else if n := pendingIn(st, stacks); n > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
 	}
-	plan, err := project.MakePlan(f, cfg, l, stacks, st, opts.PlanFlags, "fix them and run diff again")
-	if err != nil {
-		return err
+	plan, ds := operation.Plan(l.Assembly, l.Graph, opts.Selection(stacks), st, l.Registry)
+	project.ShowPlanDiagnostics(f, cfg, plan, ds, "fix them and run diff again")
+	if plan == nil {
+		return &cli.ExitError{Code: cli.ExitErr}
 	}
 	if cfg.JSON {
 		if err := json.NewEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {

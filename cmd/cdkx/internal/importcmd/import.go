@@ -12,8 +12,8 @@ import (
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/operation"
 )
 
 // Options are the inputs of one `cdkx import`.
@@ -71,26 +71,16 @@ func importRun(ctx context.Context, opts *Options) (err error) {
 			err = cerr
 		}
 	}()
-	release, err := cli.Lock(ctx, f, cfg, b, []string{stack.ID}, "import")
-	if err != nil {
-		return err
-	}
-	defer release()
-	st, err := b.GetStack(ctx, stack.ID)
-	if err != nil {
-		return err
-	}
-	if err := l.Registry.Configure([]string{r.Provider}); err != nil {
-		return err
-	}
-	ev := view.NewTable(f.IO.ErrOut, f.IO.Live(), f.IO.Color && !cfg.NoColor, []string{stack.ID}, []string{r.Type}, []string{r.LogicalID})
-	res, err := engine.Import(ctx, st, r, opts.PhysicalID, engine.Options{Backend: b, Providers: l.Registry, OnEvent: ev.Event, Now: f.Now,
-		CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
+	start := f.Now()
+	res, err := operation.Import{Env: project.Env(f, cfg, b, l.Registry), Stack: stack.ID, Resource: r, PhysicalID: opts.PhysicalID}.Run(ctx)
 	if errors.Is(err, engine.ErrManaged) {
 		return fmt.Errorf("%w; destroy it with cdkx destroy --target %s/%s first to import another object", err, stack.ID, r.LogicalID)
 	}
 	if err != nil {
-		return err
+		return project.RunError(f, cfg, err)
+	}
+	if cfg.JSON {
+		return project.Finish(f, cfg, "import", res, f.Now().Sub(start), nil)
 	}
 	if err := res.Err(); err != nil {
 		return &cli.ExitError{Code: cli.ExitCode(err), Err: err}

@@ -7,7 +7,8 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
-	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
@@ -52,21 +53,18 @@ func LoadAssembly(f *cli.Factory, cfg *cli.Config, consequence string) (*Loaded,
 	return &Loaded{Assembly: a, Registry: reg, Graph: g}, nil
 }
 
-// MakePlan plans the selected stacks against st with the plan flags, printing the diagnostics and, when
-// targeting is in effect, its warning line. With errors it returns an ExitError with code ExitErr.
-func MakePlan(f *cli.Factory, cfg *cli.Config, l *Loaded, stacks []string,
-	st map[string]*state.Stack, flags PlanFlags, consequence string) (*planner.Plan, error) {
-	in := planner.Input{Assembly: l.Assembly, Stacks: stacks, State: st, Schemas: l.Registry.Schema,
-		Targets: flags.Target.Targets, Excludes: flags.Target.Excludes, Replace: flags.Replace}
-	if len(stacks) == len(l.Stacks) {
-		in.Graph = l.Graph // validation built exactly this graph: do not build it twice
-	}
-	plan, ds := planner.Make(in)
+// Selection returns what the plan flags select among stacks (the selected stacks, in deployment order).
+func (p *PlanFlags) Selection(stacks []string) operation.Selection {
+	return operation.Selection{Stacks: stacks, Targets: p.Target.Targets, Excludes: p.Target.Excludes, Replace: p.Replace}
+}
+
+// ShowPlanDiagnostics prints a plan's diagnostics and, when targeting is in effect, its warning line; when
+// the plan failed (p nil), the footer that says how many errors and what happens next.
+func ShowPlanDiagnostics(f *cli.Factory, cfg *cli.Config, p *planner.Plan, ds diag.Diagnostics, consequence string) {
 	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, f.IO.Color && !cfg.NoColor)
-	if plan == nil {
+	if p == nil {
 		view.DiagnosticsFooter(f.IO.ErrOut, ds, consequence)
-		return nil, &cli.ExitError{Code: cli.ExitErr}
+		return
 	}
-	WarnTargeting(f.IO.ErrOut, plan.Selection)
-	return plan, nil
+	WarnTargeting(f.IO.ErrOut, p.Selection)
 }

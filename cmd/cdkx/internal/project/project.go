@@ -3,10 +3,8 @@
 package project
 
 import (
-	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/agext/levenshtein"
@@ -14,7 +12,6 @@ import (
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
-	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
@@ -86,50 +83,4 @@ func suggest(name string, options []string) string {
 		return fmt.Sprintf("; did you mean %q?", best)
 	}
 	return ""
-}
-
-// LoadState reads the state of the selected stacks and of every stack they read outputs from.
-func LoadState(ctx context.Context, b state.Backend, a *assembly.Assembly, stacks []string) (map[string]*state.Stack, error) {
-	need := map[string]bool{}
-	for _, s := range stacks {
-		need[s] = true
-		for _, d := range a.Stack(s).Dependencies {
-			need[d] = true
-		}
-	}
-	names := make([]string, 0, len(need))
-	for n := range need {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := map[string]*state.Stack{}
-	for _, n := range names {
-		st, err := b.GetStack(ctx, n)
-		if err != nil {
-			return nil, fmt.Errorf("read state of stack %s: %w", n, err)
-		}
-		out[n] = st
-	}
-	return out, nil
-}
-
-// CalledProviders returns the providers the plan will call: those of every step that is not a no-op,
-// old providers of replacements included, sorted.
-func CalledProviders(p *planner.Plan) []string {
-	set := map[string]bool{}
-	for _, s := range append(append([]*planner.Step{}, p.Steps...), p.Deletes...) {
-		if s.Op == planner.OpSame {
-			continue
-		}
-		set[s.Provider] = true
-		if s.Old != nil {
-			set[s.Old.Provider] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }

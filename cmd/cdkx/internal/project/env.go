@@ -1,0 +1,81 @@
+package project
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// Env returns the operation environment of a command: state in b, the providers reg, the live table on
+// stderr (or JSON lines on stdout with --json), the factory's clock and ticker, the configured limits, this
+// process as lock holder waiting up to --lock-timeout, and the interrupt notice.
+func Env(f *cli.Factory, cfg *cli.Config, b state.Backend, reg *engine.Registry) operation.Env {
+	holder := state.LockInfo{ID: uuid.NewString(), User: cli.UserName(), PID: os.Getpid()}
+	holder.Host, _ = os.Hostname()
+	env := operation.Env{Backend: b, Providers: reg, Now: f.Now, Ticker: f.Ticker,
+		Concurrency: cfg.Concurrency, ProviderConcurrency: cfg.ProviderConcurrency,
+		Lock:      operation.LockPolicy{Holder: holder, Timeout: cfg.LockTimeout, Notify: cli.LockWaitNotice(f.IO, cfg)},
+		CreatedBy: cli.CreatedBy(), Version: f.Version,
+		NewView: func(stacks, types, ids []string) operation.View { return Events(f, cfg, stacks, types, ids) },
+	}
+	if !cfg.JSON {
+		env.Notice = func(line string) { fmt.Fprintln(f.IO.ErrOut, line) }
+		env.OnInterrupt = func(inFlight int64) {
+			fmt.Fprintf(f.IO.ErrOut, "\nInterrupt received: no new step starts; %d provider call(s) in flight finish and are recorded. Press Ctrl-C again to quit at once (pending operations stay in state).\n", inFlight)
+		}
+	}
+	return env
+}
+
+// Events returns the event view of the configuration: JSON lines on stdout, or the table on stderr.
+func Events(f *cli.Factory, cfg *cli.Config, stacks, types, ids []string) view.Events {
+	if cfg.JSON {
+		return view.NewJSONLines(f.IO.Out)
+	}
+	return view.NewTable(f.IO.ErrOut, f.IO.Live(), f.IO.Color && !cfg.NoColor, stacks, types, ids)
+}
+
+// Finish renders the end of a run (the summary line or object) and returns the error whose exit code says
+// how it ended: nil, or an *cli.ExitError for failures (4) and interrupts (130).
+func Finish(f *cli.Factory, cfg *cli.Config, command string, res *engine.Result, elapsed time.Duration, outputs map[string]map[string]any) error {
+	Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: command, Result: res, Elapsed: elapsed, Outputs: outputs})
+	if err := res.Err(); err != nil {
+		return &cli.ExitError{Code: cli.ExitCode(err)}
+	}
+	return nil
+}
+
+// RunError turns what an operation returned into what the command ends with: a locked stack says what to
+// do (exit 3), a plan with errors exits 1 (its diagnostics were printed), an unsettled pending operation
+// shows what failed (exit 4), "nothing to do" and a cancelled confirmation print why and succeed.
+func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
+	var le *state.LockedError
+	var pe *operation.PlanError
+	var se *operation.SettleError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &le):
+		return &cli.ExitError{Code: cli.ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
+	case errors.As(err, &pe):
+		return &cli.ExitError{Code: cli.ExitErr}
+	case errors.As(err, &se):
+		Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: "refresh", Result: se.Result})
+		return &cli.ExitError{Code: cli.ExitFailed, Err: se}
+	case errors.Is(err, operation.ErrNothing), errors.Is(err, operation.ErrCancelled):
+		msg := err.Error()
+		fmt.Fprintln(f.IO.ErrOut, strings.ToUpper(msg[:1])+msg[1:]+".")
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,322 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// Selection is what a deploy or a diff covers.
+type Selection struct {
+	// Stacks are the selected stacks, in deployment order (with the stacks they depend on, unless the user
+	// asked for them exclusively).
+	Stacks []string
+	// Targets, Excludes and Replace are --target, --exclude and --replace.
+	Targets, Excludes, Replace []string
+}
+
+// Deploy plans the selected stacks of a validated assembly against state and applies the plan, under the
+// stacks' locks, after settling operations an interrupted run left pending (with Refresh: after reading
+// every resource, so that drift is corrected).
+type Deploy struct {
+	Env
+	Assembly *assembly.Assembly
+	// Graph is the dependency graph of all the assembly's stacks, if validation built it (reused when the
+	// selection covers every stack).
+	Graph *planner.Graph
+	Selection
+	Refresh    bool
+	NoRollback bool
+	// OnPlan, when set, receives the plan and its diagnostics (warnings) before it is applied.
+	OnPlan func(*planner.Plan, diag.Diagnostics)
+}
+
+// Run returns the deploy's result and the plan it applied. Errors: *state.LockedError (a stack is locked
+// past the timeout), *PlanError, *SettleError, a provider's configuration error, or a state error.
+func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
+	release, err := d.lock(ctx, d.Stacks, "deploy")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	st, err := LoadState(ctx, d.Backend, d.Assembly, d.Stacks)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st, err = (Settle{Env: d.Env, Stacks: st, Names: d.Stacks, Full: d.Refresh}).Run(ctx); err != nil {
+		return nil, nil, err
+	}
+	plan, ds := Plan(d.Assembly, d.Graph, d.Selection, st, d.Providers)
+	if d.OnPlan != nil {
+		d.OnPlan(plan, ds)
+	}
+	if plan == nil {
+		return nil, nil, &PlanError{Diagnostics: ds}
+	}
+	if err := d.Providers.Configure(CalledProviders(plan)); err != nil {
+		return nil, plan, err
+	}
+	var v View
+	if d.NewView != nil {
+		var types, ids []string
+		for _, s := range append(slices.Clone(plan.Steps), plan.Deletes...) {
+			types, ids = append(types, s.Type), append(ids, s.LogicalID)
+		}
+		v = d.NewView(plan.Stacks, types, ids)
+	}
+	res, err := d.runView(ctx, v, func(opts engine.Options) (*engine.Result, error) {
+		opts.NoRollback = d.NoRollback
+		return engine.Deploy(ctx, plan, opts)
+	})
+	return res, plan, err
+}
+
+// Plan plans sel's stacks of a against st. g, when not nil, is the graph of all of a's stacks.
+func Plan(a *assembly.Assembly, g *planner.Graph, sel Selection, st map[string]*state.Stack, reg *engine.Registry) (*planner.Plan, diag.Diagnostics) {
+	in := planner.Input{Assembly: a, Stacks: sel.Stacks, State: st, Schemas: reg.Schema,
+		Targets: sel.Targets, Excludes: sel.Excludes, Replace: sel.Replace}
+	if len(sel.Stacks) == len(a.Stacks) {
+		in.Graph = g // validation built exactly this graph: do not build it twice
+	}
+	return planner.Make(in)
+}
+
+// LoadState reads the state of the selected stacks and of every stack they read outputs from.
+func LoadState(ctx context.Context, b state.Backend, a *assembly.Assembly, stacks []string) (map[string]*state.Stack, error) {
+	need := map[string]bool{}
+	for _, s := range stacks {
+		need[s] = true
+		for _, d := range a.Stack(s).Dependencies {
+			need[d] = true
+		}
+	}
+	names := make([]string, 0, len(need))
+	for n := range need {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make(map[string]*state.Stack, len(names))
+	for _, n := range names {
+		st, err := b.GetStack(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("read state of stack %s: %w", n, err)
+		}
+		out[n] = st
+	}
+	return out, nil
+}
+
+// CalledProviders returns the providers the plan will call: those of every step that is not a no-op,
+// old providers of replacements included, sorted.
+func CalledProviders(p *planner.Plan) []string {
+	var out []string
+	for _, s := range append(slices.Clone(p.Steps), p.Deletes...) {
+		if s.Op == planner.OpSame {
+			continue
+		}
+		out = append(out, s.Provider)
+		if s.Old != nil {
+			out = append(out, s.Old.Provider)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// Destroy deletes every object that state records for Stacks (all stacks with resources in state when
+// empty) and the stacks that depend on them, narrowed by Targets and Excludes, under the stacks' locks,
+// after settling pending operations (a create whose result was never recorded may have made an object
+// that must be deleted too).
+type Destroy struct {
+	Env
+	Stacks            []string
+	Targets, Excludes []string
+	// Confirm, when set, is asked before anything is locked or deleted, with how many resources in which
+	// stacks would be deleted; false ends the run with ErrCancelled.
+	Confirm func(resources int, stacks []string) (bool, error)
+	// OnSelection, when set, receives the --target/--exclude selection (nil without them).
+	OnSelection func(*planner.Selection)
+}
+
+// ErrCancelled is returned by Destroy when Confirm said no.
+var ErrCancelled = errors.New("destroy cancelled; nothing was deleted")
+
+// Run returns the destroy's result. Errors: ErrNothing (wrapped, with the reason) when nothing is
+// recorded or selected, ErrCancelled, *state.LockedError, *SettleError, or a provider's configuration
+// error.
+func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
+	all, err := stacksWithState(ctx, d.Backend)
+	if err != nil {
+		return nil, err
+	}
+	names, err := destroyOrder(all, d.Stacks)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%w: no stack has resources in state", ErrNothing)
+	}
+	targeting := len(d.Targets)+len(d.Excludes) > 0
+	count, covered := 0, names
+	if targeting {
+		picked := make([]*state.Stack, len(names))
+		for i, n := range names {
+			picked[i] = all[n]
+		}
+		sel, err := planner.SelectDestroy(picked, d.Targets, d.Excludes)
+		if err != nil {
+			return nil, err
+		}
+		if d.OnSelection != nil {
+			d.OnSelection(sel)
+		}
+		if sel.Len() == 0 {
+			return nil, fmt.Errorf("%w: --target and --exclude select no resource", ErrNothing)
+		}
+		count, covered = sel.Len(), slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !sel.Covers(s) })
+	} else {
+		for _, n := range names {
+			count += len(all[n].Resources)
+		}
+	}
+	if d.Confirm != nil {
+		ok, err := d.Confirm(count, covered)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, ErrCancelled
+		}
+	}
+	release, err := d.lock(ctx, names, "destroy")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	byName := map[string]*state.Stack{}
+	for _, n := range names {
+		if byName[n], err = d.Backend.GetStack(ctx, n); err != nil { // read again under the lock
+			return nil, err
+		}
+	}
+	if byName, err = (Settle{Env: d.Env, Stacks: byName, Names: names}).Run(ctx); err != nil {
+		return nil, err
+	}
+	stacks := make([]*state.Stack, len(names))
+	for i, n := range names {
+		stacks[i] = byName[n]
+	}
+	var sel *planner.Selection
+	if targeting {
+		// Select again from what was read under the lock, and hand the engine only the selected resources.
+		if sel, err = planner.SelectDestroy(stacks, d.Targets, d.Excludes); err != nil {
+			return nil, err
+		}
+		if stacks = sel.FilterStacks(stacks); len(stacks) == 0 {
+			return nil, fmt.Errorf("%w: --target and --exclude select no resource", ErrNothing)
+		}
+	}
+	if err := d.configure(stacks, nil); err != nil {
+		return nil, err
+	}
+	return d.run(ctx, stacks, nil, func(opts engine.Options) (*engine.Result, error) {
+		opts.Selection = sel
+		return engine.Destroy(ctx, stacks, opts)
+	})
+}
+
+// stacksWithState returns every stack that has resources in state.
+func stacksWithState(ctx context.Context, b state.Backend) (map[string]*state.Stack, error) {
+	names, err := b.ListStacks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*state.Stack{}
+	for _, n := range names {
+		st, err := b.GetStack(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if len(st.Resources) > 0 {
+			out[n] = st
+		}
+	}
+	return out, nil
+}
+
+// destroyOrder returns the named stacks (all when none) and every stack with state that depends on them,
+// sorted. A named stack without state is an error.
+func destroyOrder(all map[string]*state.Stack, named []string) ([]string, error) {
+	known := make([]string, 0, len(all))
+	for n := range all {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	if len(named) == 0 {
+		return known, nil
+	}
+	want := map[string]bool{}
+	for _, n := range named {
+		if _, ok := all[n]; !ok {
+			list := strings.Join(known, ", ")
+			if list == "" {
+				list = "none"
+			}
+			return nil, fmt.Errorf("stack %q has no resources in state (stacks with resources: %s)", n, list)
+		}
+		want[n] = true
+	}
+	// Dependents of a wanted stack are wanted too: a fixpoint over the recorded stack dependencies.
+	for changed := true; changed; {
+		changed = false
+		for _, n := range known {
+			if !want[n] && slices.ContainsFunc(all[n].Dependencies, func(d string) bool { return want[d] }) {
+				want[n], changed = true, true
+			}
+		}
+	}
+	return slices.DeleteFunc(known, func(n string) bool { return !want[n] }), nil
+}
+
+// Import brings an object that exists at its provider under cdkx's management as the resource the
+// assembly declares (cdkx import), under the stack's lock.
+type Import struct {
+	Env
+	Stack      string
+	Resource   *assembly.Resource
+	PhysicalID string
+}
+
+// Run returns the import's result. Errors: engine.ErrManaged (wrapped) when state already records an
+// object for the resource, resource.ErrNotFound (wrapped) when the provider has no such object,
+// *state.LockedError, or a provider's configuration error.
+func (i Import) Run(ctx context.Context) (*engine.Result, error) {
+	release, err := i.lock(ctx, []string{i.Stack}, "import")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	st, err := i.Backend.GetStack(ctx, i.Stack)
+	if err != nil {
+		return nil, err
+	}
+	if err := i.Providers.Configure([]string{i.Resource.Provider}); err != nil {
+		return nil, err
+	}
+	var v View
+	if i.NewView != nil {
+		v = i.NewView([]string{i.Stack}, []string{i.Resource.Type}, []string{i.Resource.LogicalID})
+	}
+	return i.runView(ctx, v, func(opts engine.Options) (*engine.Result, error) {
+		return engine.Import(ctx, st, i.Resource, i.PhysicalID, opts)
+	})
+}

@@ -1,0 +1,308 @@
+// Package operation runs each cdkx verb (deploy, destroy, refresh, import, settle) as a library call.
+//
+// A verb is a value — Deploy{…}.Run(ctx) — given an Env: the state backend, the providers, the view, the
+// clock and ticker, the limits and the lock policy. Commands only bind flags and render; every verb gets
+// the same "still …" ticker, interrupt handling, locking, settling of pending operations and concurrency
+// policy from here, and is tested without a terminal.
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// View receives what a run shows while it goes on. Event is called with each durable event, from one
+// goroutine at a time; Tick with the ticker's time (for "still creating… [10s elapsed]" lines).
+type View interface {
+	Event(engine.Event)
+	Tick(time.Time)
+}
+
+// Env is what every operation is given.
+type Env struct {
+	Backend   state.Backend
+	Providers *engine.Registry
+	// NewView returns the view of one engine run (settling, then the verb's own run), given the stacks,
+	// types and logical IDs it may show (a table sizes its columns by them); nil shows nothing.
+	NewView func(stacks, types, logicalIDs []string) View
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Ticker returns the channel that drives View.Tick and its stop (nil: no ticks).
+	Ticker func() (<-chan time.Time, func())
+	// Concurrency bounds provider calls in flight (0: engine.DefaultConcurrency); ProviderConcurrency
+	// bounds one provider's, within it (absent: what the provider declares).
+	Concurrency         int
+	ProviderConcurrency map[string]int
+	// Lock is how stacks are locked.
+	Lock LockPolicy
+	// CreatedBy ("user@host") and Version are recorded in each deployment.
+	CreatedBy, Version string
+	// OnInterrupt, when set, is called once when ctx is cancelled during a run, with the number of provider
+	// calls then in flight (they finish and are recorded; nothing new starts).
+	OnInterrupt func(inFlight int64)
+	// Notice, when set, receives progress lines that are not events (e.g. "Settling 2 operation(s)…").
+	Notice func(string)
+}
+
+// LockPolicy says who takes stack locks and how long to wait for them.
+type LockPolicy struct {
+	// Holder describes this run (ID, user, host, PID); Operation is set by each verb.
+	Holder state.LockInfo
+	// Timeout is how long to wait for a held lock (0: fail at once with *state.LockedError).
+	Timeout time.Duration
+	// Notify is told whom the run waits for (takeover "") or whose stale lock it takes over, and why.
+	Notify func(holder state.LockInfo, takeover string)
+}
+
+// PlanError is returned when the assembly cannot be planned against state; Diagnostics say why.
+type PlanError struct {
+	Diagnostics diag.Diagnostics
+}
+
+// Error counts the errors.
+func (e *PlanError) Error() string {
+	n := 0
+	for _, d := range e.Diagnostics {
+		if d.Severity == diag.Error {
+			n++
+		}
+	}
+	return fmt.Sprintf("the plan has %d error(s)", n)
+}
+
+// SettleError is returned when operations an interrupted run left pending could not be settled: planning
+// on an unknown state could create a duplicate or orphan an object, so nothing else was done. Result has
+// the reads' failures.
+type SettleError struct {
+	Result *engine.Result
+}
+
+// Error says what was not done.
+func (e *SettleError) Error() string {
+	return "some resources could not be read back from their providers; nothing else was done"
+}
+
+// Unwrap returns the failures, so that the exit code is the one of a failed resource.
+func (e *SettleError) Unwrap() error { return e.Result.Err() }
+
+// ErrNothing is returned (wrapped, with the reason) by Destroy when state records nothing it selects.
+var ErrNothing = errors.New("nothing to destroy")
+
+func (e Env) now() time.Time {
+	if e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+// options returns the engine options of one run shown in v; inFlight counts its calls in flight.
+func (e Env) options(v View, inFlight *atomic.Int64) engine.Options {
+	var onEvent func(engine.Event)
+	if v != nil {
+		onEvent = v.Event
+	}
+	return engine.Options{Backend: e.Backend, Providers: e.Providers, Concurrency: e.Concurrency,
+		ProviderConcurrency: e.ProviderConcurrency, OnEvent: onEvent, Now: e.Now, CreatedBy: e.CreatedBy,
+		CdkxVersion: e.Version, InFlight: inFlight}
+}
+
+// run runs one engine call over stacks with its view (NewView), the ticker driving its Tick and the
+// interrupt notice armed, and stops both before it returns.
+func (e Env) run(ctx context.Context, stacks []*state.Stack, only func(*state.Resource) bool,
+	f func(opts engine.Options) (*engine.Result, error)) (*engine.Result, error) {
+	var v View
+	if e.NewView != nil {
+		var names, types, ids []string
+		for _, st := range stacks {
+			names = append(names, st.Name)
+			for _, r := range st.Resources {
+				if only == nil || only(r) {
+					types, ids = append(types, r.Type), append(ids, r.LogicalID)
+				}
+			}
+		}
+		v = e.NewView(names, types, ids)
+	}
+	return e.runView(ctx, v, f)
+}
+
+// runView is run with a view of the caller's.
+func (e Env) runView(ctx context.Context, v View, f func(opts engine.Options) (*engine.Result, error)) (*engine.Result, error) {
+	var inFlight atomic.Int64
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	var ticks <-chan time.Time
+	stopTicker := func() {}
+	if e.Ticker != nil && v != nil {
+		ticks, stopTicker = e.Ticker()
+	}
+	go func() {
+		defer close(stopped)
+		interrupt := ctx.Done()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-ticks:
+				v.Tick(now)
+			case <-interrupt:
+				interrupt = nil
+				if e.OnInterrupt != nil {
+					e.OnInterrupt(inFlight.Load())
+				}
+			}
+		}
+	}()
+	res, err := f(e.options(v, &inFlight))
+	close(done)
+	<-stopped
+	stopTicker()
+	return res, err
+}
+
+// lock takes the stacks' locks for operation and returns their release.
+func (e Env) lock(ctx context.Context, stacks []string, operation string) (func(), error) {
+	info := e.Lock.Holder
+	info.Operation = operation
+	now := e.now().UTC()
+	if info.StartedAt.IsZero() {
+		info.StartedAt, info.HeartbeatAt = now, now
+	}
+	return engine.LockStacks(ctx, e.Backend, stacks, info, e.Lock.Timeout, e.Lock.Notify)
+}
+
+func (e Env) notice(format string, args ...any) {
+	if e.Notice != nil {
+		e.Notice(fmt.Sprintf(format, args...))
+	}
+}
+
+// configure builds the providers that stacks' resources name, so that missing configuration is reported
+// before any provider call.
+func (e Env) configure(stacks []*state.Stack, only func(*state.Resource) bool) error {
+	var names []string
+	for _, st := range stacks {
+		for _, r := range st.Resources {
+			if only == nil || only(r) {
+				names = append(names, r.Provider)
+				for _, o := range r.Replaced {
+					names = append(names, o.Provider)
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	return e.Providers.Configure(slices.Compact(names))
+}
+
+// Settle reads stacks' resources from their providers before a deploy, diff or destroy plans: with Full,
+// every resource (drift: deploy --refresh, diff --refresh); otherwise only those with a pending operation
+// left by an interrupted run, and only when there are any. With DryRun nothing is written (diff). The
+// caller holds the stacks' locks unless DryRun.
+type Settle struct {
+	Env
+	// Stacks are the stacks' states by name; Names are those to settle.
+	Stacks map[string]*state.Stack
+	Names  []string
+	Full   bool
+	DryRun bool
+}
+
+// Run returns Stacks with the settled stacks in place, or a *SettleError when a resource could not be
+// read (nothing else should then be done).
+func (s Settle) Run(ctx context.Context) (map[string]*state.Stack, error) {
+	var stacks []*state.Stack
+	toRead := 0
+	for _, n := range s.Names {
+		st := s.Stacks[n]
+		if st == nil || st.Version == 0 {
+			continue
+		}
+		stacks = append(stacks, st)
+		for _, r := range st.Resources {
+			if s.Full || r.Pending != nil {
+				toRead++
+			}
+		}
+	}
+	if toRead == 0 {
+		return s.Stacks, nil
+	}
+	if !s.Full {
+		s.notice("Settling %d operation(s) left pending by an interrupted run, by reading the providers:", toRead)
+	}
+	only := func(r *state.Resource) bool { return s.Full || r.Pending != nil }
+	if err := s.configure(stacks, only); err != nil {
+		return nil, err
+	}
+	res, err := s.run(ctx, stacks, only, func(opts engine.Options) (*engine.Result, error) {
+		return engine.Refresh(ctx, stacks, opts, engine.RefreshOptions{PendingOnly: !s.Full, DryRun: s.DryRun})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Failures) > 0 {
+		return nil, &SettleError{Result: res}
+	}
+	if res.Interrupted {
+		return nil, engine.ErrInterrupted
+	}
+	out := make(map[string]*state.Stack, len(s.Stacks))
+	for k, v := range s.Stacks {
+		out[k] = v
+	}
+	for name, st := range res.Stacks {
+		out[name] = st
+	}
+	return out, nil
+}
+
+// Refresh reads every resource recorded for Stacks (all stacks with state when empty) from its provider
+// and records drift, as a deployment of kind "refresh" per stack, under the stacks' locks. Pending
+// operations are settled on the way.
+type Refresh struct {
+	Env
+	Stacks []string
+}
+
+// Run returns the refresh's result; a stack without state is an error that says to deploy it first.
+func (r Refresh) Run(ctx context.Context) (*engine.Result, error) {
+	names := r.Stacks
+	if len(names) == 0 {
+		var err error
+		if names, err = r.Backend.ListStacks(ctx); err != nil {
+			return nil, err
+		}
+	}
+	release, err := r.lock(ctx, names, "refresh")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var stacks []*state.Stack
+	for _, n := range names {
+		st, err := r.Backend.GetStack(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		if st.Version == 0 {
+			return nil, fmt.Errorf("stack %s has no state; deploy it first", n)
+		}
+		stacks = append(stacks, st)
+	}
+	if err := r.configure(stacks, nil); err != nil {
+		return nil, err
+	}
+	return r.run(ctx, stacks, nil, func(opts engine.Options) (*engine.Result, error) {
+		return engine.Refresh(ctx, stacks, opts, engine.RefreshOptions{})
+	})
+}
