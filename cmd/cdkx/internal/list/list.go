@@ -31,7 +31,7 @@ func NewCmdList(f *cli.Factory, runF func(context.Context, *Options) error) *cob
 		Long: `List prints every stack of the assembly (its dependencies and outputs) and every resource with
 its type and provider. It reads any assembly the TypeScript cdkx writes, including the legacy
 flat template layout; problems that would stop a deploy are printed on stderr but do not stop
-the listing. Exit 1 only when manifest.json itself cannot be read.`,
+the listing. Exit 1 when it reports an error (then a deploy would stop too), 0 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
@@ -62,6 +62,8 @@ type jsonStack struct {
 	Resources    []jsonResource `json:"resources"`
 }
 
+// listRun prints what the assembly holds, names sanitized (see view.Sanitize); it returns an exit error of
+// code 1 after printing when the assembly has errors.
 func listRun(_ context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
 	a, ds := assembly.Load(cfg.App)
@@ -89,7 +91,10 @@ func listRun(_ context.Context, opts *Options) error {
 		for _, as := range a.Assets {
 			out.Assets = append(out.Assets, as.ID)
 		}
-		return json.NewEncoder(f.IO.Out).Encode(out)
+		if err := json.NewEncoder(f.IO.Out).Encode(out); err != nil {
+			return err
+		}
+		return exitOnErrors(ds)
 	}
 	tw := tabwriter.NewWriter(f.IO.Out, 0, 4, 2, ' ', 0)
 	for _, s := range a.Stacks {
@@ -100,14 +105,22 @@ func listRun(_ context.Context, opts *Options) error {
 		if s.Missing {
 			extra += " (template missing)"
 		}
-		fmt.Fprintf(tw, "%s%s\t%d resource(s)\t%d output(s)\n", s.ID, extra, len(s.Resources), len(s.Outputs))
+		fmt.Fprintf(tw, "%s\t%d resource(s)\t%d output(s)\n", view.Sanitize(s.ID+extra), len(s.Resources), len(s.Outputs))
 		for _, r := range s.Resources {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.LogicalID, r.Type, r.Provider)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", view.Sanitize(r.LogicalID), view.Sanitize(r.Type), view.Sanitize(r.Provider))
 		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose || ds.HasErrors(), f.IO.Color && !cfg.NoColor)
+	return exitOnErrors(ds)
+}
+
+// exitOnErrors returns the exit error of code 1 when ds has errors (already printed), else nil.
+func exitOnErrors(ds diag.Diagnostics) error {
+	if ds.HasErrors() {
+		return &cli.ExitError{Code: cli.ExitErr}
+	}
 	return nil
 }

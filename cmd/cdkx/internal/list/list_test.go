@@ -1,0 +1,103 @@
+package list
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// golden compares got with testdata/<name>.golden, or rewrites it under -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", file, diff)
+	}
+}
+
+// writeAssembly writes a manifest of one stack A and its template into a new directory.
+func writeAssembly(t *testing.T, template string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"manifest.json": `{"version": "1.0.0", "artifacts": {"A": {"type": "cdkx:stack", "properties": {"templateFile": "A.json"}}}}`,
+		"A.json":        template,
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestListRun(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		template string
+		json     bool
+		wantCode int // 0: no error
+	}{
+		{name: "valid", template: `{"resources": {"Z": {"type": "PowerDNS::DNS::Zone", "properties": {"name": "a."}}}}`},
+		{name: "errors", wantCode: cli.ExitErr,
+			template: `{"resources": {"R": {"type": "Cdkx::Core::Data", "properties": {"input": {"ref": "Missing", "attr": "x"}}}}}`},
+		{name: "warnings only", template: `{"resources": {"Z": {"type": "PowerDNS::DNS::Zone", "typo": 1}}}`},
+		{name: "hostile logical ID", wantCode: cli.ExitErr,
+			template: `{"resources": {"\u001b]0;pwned\u0007": {"type": "Cdkx::Core::Data"}, "R\n  Forged\tCdkx::Core::Data\tcdkx": {"type": "Cdkx::Core::Data"}}}`},
+		{name: "errors as JSON", json: true, wantCode: cli.ExitErr,
+			template: `{"resources": {"R": {"type": "Cdkx::Core::Data", "properties": {"input": {"ref": "Missing", "attr": "x"}}}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := writeAssembly(t, tt.template)
+			var out, errOut bytes.Buffer
+			opts := &Options{F: &cli.Factory{IO: &cli.IOStreams{Out: &out, ErrOut: &errOut}}, Config: &cli.Config{App: dir, JSON: tt.json}}
+			err := listRun(context.Background(), opts)
+			code := 0
+			var ee *cli.ExitError
+			switch {
+			case errors.As(err, &ee):
+				code = ee.Code
+			case err != nil:
+				t.Fatalf("listRun() = %v", err)
+			}
+			if code != tt.wantCode {
+				t.Errorf("listRun() exit code = %d, want %d", code, tt.wantCode)
+			}
+			if tt.json {
+				var v map[string]any
+				if err := json.Unmarshal(out.Bytes(), &v); err != nil {
+					t.Fatalf("listRun() --json printed %q: %v", out.String(), err)
+				}
+				if v["problems"] == nil {
+					t.Errorf("listRun() --json = %s, want problems", out.String())
+				}
+				return
+			}
+			got := "== stdout\n" + out.String() + "== stderr\n" + string(bytes.ReplaceAll(errOut.Bytes(), []byte(dir), []byte("DIR")))
+			golden(t, "TestListRun-"+filepath.Base(t.Name()), got)
+		})
+	}
+}
