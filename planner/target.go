@@ -141,110 +141,130 @@ func (e *TargetError) Error() string {
 // resource only in state is deleted only when selected: targeting it selects it and the resources only in
 // state that were recorded as depending on it (they must go first); excluding it also keeps the resources
 // only in state that it was recorded as depending on.
+//
+// Select builds the dependency graph of stacks (BuildGraph; a cycle is an error) and walks the Ancestors
+// and Descendants of its References; for the resources only in state, those of their TeardownGraph. It
+// takes time linear in the size of those graphs.
 func Select(a *assembly.Assembly, stacks []string, st map[string]*state.Stack, targets, excludes []string) (*Selection, error) {
-	inRun := map[string]bool{}
-	for _, id := range stacks {
-		inRun[id] = true
+	g, ds := BuildGraph(a, stacks)
+	if ds.HasErrors() {
+		return nil, ds.Err()
 	}
-	deps := map[string][]string{}    // assembly resources and stack output nodes → what they depend on
-	delDeps := map[string][]string{} // resources only in state → the resources only in state they depend on
-	stackOf := map[string]string{}   // resource key → stack
-	var keys []string
-	stackRefs := func(v any) []string {
-		var out []string
-		for _, t := range assembly.FindTokens("", v) {
-			if t.StackRef != "" && inRun[t.StackRef] {
-				out = append(out, outputsNode(t.StackRef))
-			}
+	sel, _, err := selectDeploy(stackIndex(a), g, stacks, st, targets, excludes)
+	return sel, err
+}
+
+// selectDeploy is Select on g, the graph BuildGraph returned for exactly stacks. It also returns which
+// nodes of g the selection keeps: its selected resources and the stack nodes of the stacks it covers.
+func selectDeploy(asm map[string]*assembly.Stack, g *Graph, stacks []string, st map[string]*state.Stack,
+	targets, excludes []string) (*Selection, []bool, error) {
+	byStack := map[string][]int{} // the resource nodes of each stack, ascending
+	stackNode := map[string]int{}
+	for id, n := range g.Nodes {
+		if n.Kind == StackNode {
+			stackNode[n.Stack] = id
+		} else {
+			byStack[n.Stack] = append(byStack[n.Stack], id)
 		}
-		return out
 	}
+	// The resources only in state go into one teardown graph: their recorded dependencies are its edges.
+	var gone []*Step
 	for _, id := range stacks {
-		as := a.Stack(id)
-		out := outputsNode(id)
-		deps[out] = nil
-		for _, r := range as.Resources {
-			k := id + "/" + r.LogicalID
-			keys = append(keys, k)
-			stackOf[k] = id
-			deps[out] = append(deps[out], k)
-			var d []string
-			for _, dep := range ResourceDependencies(r) {
-				if as.Resource(dep) != nil {
-					d = append(d, id+"/"+dep)
-				}
-			}
-			deps[k] = append(d, stackRefs(r.Properties)...)
-		}
-		for _, key := range slices.Sorted(maps.Keys(as.Outputs)) {
-			deps[out] = append(deps[out], stackRefs(as.Outputs[key].Value)...)
-		}
 		if rec := st[id]; rec != nil {
+			as := asm[id]
 			for _, r := range rec.SortedResources() {
-				if as.Resource(r.LogicalID) != nil {
-					continue
-				}
-				k := id + "/" + r.LogicalID
-				keys = append(keys, k)
-				stackOf[k] = id
-				delDeps[k] = nil
-				for _, dep := range r.Dependencies {
-					if rec.Resources[dep] != nil && as.Resource(dep) == nil {
-						delDeps[k] = append(delDeps[k], id+"/"+dep)
-					}
+				if as.Resource(r.LogicalID) == nil {
+					gone = append(gone, &Step{Decision: Decision{Op: OpDelete}, Stack: id, LogicalID: r.LogicalID,
+						Type: r.Type, Provider: r.Provider, Old: r, Dependencies: r.Dependencies})
 				}
 			}
+		}
+	}
+	tg, err := TeardownGraph(gone, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	// One key per resource, stack by stack: those of the assembly, then those only in state. nodes[i] is
+	// key i's node: an ID of g, or len(g.Nodes) plus an ID of tg.
+	var keys []string
+	var nodes []int
+	next := 0 // the next node of tg
+	for _, id := range stacks {
+		for _, n := range byStack[id] {
+			keys = append(keys, g.Nodes[n].Key())
+			nodes = append(nodes, n)
+		}
+		for ; next < len(tg.Nodes) && tg.Nodes[next].Stack == id; next++ {
+			keys = append(keys, tg.Nodes[next].Key())
+			nodes = append(nodes, len(g.Nodes)+next)
 		}
 	}
 	where := "in the assembly or the state of the selected stacks"
-	tKeys, err := resolveIDs("--target", targets, keys, stacks, where)
+	tIdx, err := resolveIDs("--target", targets, keys, stacks, where)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	eKeys, err := resolveIDs("--exclude", excludes, keys, stacks, where)
+	eIdx, err := resolveIDs("--exclude", excludes, keys, stacks, where)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	onlyInState := func(k string) bool { _, ok := delDeps[k]; return ok }
-	tAsm, tDel := split(tKeys, onlyInState)
-	eAsm, eDel := split(eKeys, onlyInState)
+	split := func(idx []int) (inAsm, onlyInState []int) {
+		for _, i := range idx {
+			if n := nodes[i]; n < len(g.Nodes) {
+				inAsm = append(inAsm, n)
+			} else {
+				onlyInState = append(onlyInState, n-len(g.Nodes))
+			}
+		}
+		return inAsm, onlyInState
+	}
+	tAsm, tDel := split(tIdx)
+	eAsm, eDel := split(eIdx)
 
-	var targeted, targetedDel map[string]bool
-	if len(targets) == 0 {
-		targeted, targetedDel = setOf(slices.Collect(maps.Keys(deps))), setOf(slices.Collect(maps.Keys(delDeps)))
-	} else {
-		targeted, targetedDel = reach(deps, tAsm), reach(reverse(delDeps), tDel)
+	refs := g.References()
+	targeted, targetedDel := all(len(g.Nodes)), all(len(tg.Nodes))
+	if len(targets) > 0 {
+		targeted, targetedDel = mark(len(g.Nodes), refs.Ancestors(tAsm...)), mark(len(tg.Nodes), tg.Ancestors(tDel...))
 	}
-	excluded, excludedDel := reach(reverse(deps), eAsm), reach(delDeps, eDel)
+	excluded, excludedDel := mark(len(g.Nodes), refs.Descendants(eAsm...)), mark(len(tg.Nodes), tg.Descendants(eDel...))
 
 	sel := &Selection{Resources: map[string]bool{}, Total: len(keys), Partial: map[string]bool{}, covered: map[string]bool{}}
-	for _, k := range keys {
-		if onlyInState(k) {
-			if targetedDel[k] && !excludedDel[k] {
-				sel.Resources[k] = true
+	keep := make([]bool, len(g.Nodes))
+	for i, k := range keys {
+		var stack string
+		if n := nodes[i]; n < len(g.Nodes) {
+			if keep[n] = targeted[n] && !excluded[n]; !keep[n] {
+				continue
 			}
-		} else if targeted[k] && !excluded[k] {
-			sel.Resources[k] = true
+			stack = g.Nodes[n].Stack
+		} else {
+			if n -= len(g.Nodes); !targetedDel[n] || excludedDel[n] {
+				continue
+			}
+			stack = tg.Nodes[n].Stack
 		}
-		if sel.Resources[k] {
-			sel.covered[stackOf[k]] = true
-		}
+		sel.Resources[k] = true
+		sel.covered[stack] = true
 	}
 	for _, id := range stacks {
-		if out := outputsNode(id); targeted[out] && !excluded[out] {
+		n, ok := stackNode[id]
+		if ok && targeted[n] && !excluded[n] {
 			sel.covered[id] = true
 		}
 		if !sel.covered[id] {
 			continue
 		}
-		for _, r := range a.Stack(id).Resources {
-			if !sel.Contains(id, r.LogicalID) {
+		if ok {
+			keep[n] = true
+		}
+		for _, r := range byStack[id] {
+			if !keep[r] {
 				sel.Partial[id] = true
 				break
 			}
 		}
 	}
-	return sel, nil
+	return sel, keep, nil
 }
 
 // SelectDestroy resolves --target and --exclude IDs against the resources recorded in stacks and returns
@@ -253,86 +273,118 @@ func Select(a *assembly.Assembly, stacks []string, st map[string]*state.Stack, t
 // exclusion wins. Without --target everything is targeted. Dependencies are state's recorded direct
 // dependencies within a stack; across stacks state records only which stacks a stack depends on, so a
 // resource counts as depending on every resource of those stacks (as the teardown order does).
+//
+// It walks the teardown graph of stacks (TeardownGraph of DestroySteps): a target's Ancestors there are
+// what must be deleted before it, an exclusion's Descendants what can only be deleted after it. Recorded
+// dependencies that form a cycle are an error. It takes time linear in the size of that graph.
 func SelectDestroy(stacks []*state.Stack, targets, excludes []string) (*Selection, error) {
-	deps := map[string][]string{}
-	stackOf := map[string]string{}
-	var keys, names []string
+	stackDeps := make(map[string][]string, len(stacks))
+	names := make([]string, 0, len(stacks))
 	for _, st := range stacks {
 		names = append(names, st.Name)
-		all := allNode(st.Name)
-		deps[all] = nil
-		for _, r := range st.SortedResources() {
-			k := st.Name + "/" + r.LogicalID
-			keys = append(keys, k)
-			stackOf[k] = st.Name
-			deps[all] = append(deps[all], k)
-			var d []string
-			for _, dep := range r.Dependencies {
-				if st.Resources[dep] != nil {
-					d = append(d, st.Name+"/"+dep)
-				}
-			}
-			for _, sd := range st.Dependencies {
-				d = append(d, allNode(sd))
-			}
-			deps[k] = d
+		stackDeps[st.Name] = st.Dependencies
+	}
+	tg, err := TeardownGraph(DestroySteps(stacks), stackDeps)
+	if err != nil {
+		return nil, err
+	}
+	// One key per resource, at the node of its live object (the objects a resource's replacements left go
+	// with it: they depend on the same resources).
+	var keys []string
+	var nodes []int
+	for id, n := range tg.Nodes {
+		if n.Step.Object == nil {
+			keys = append(keys, n.Key())
+			nodes = append(nodes, id)
 		}
 	}
 	where := "recorded in the state of the selected stacks"
-	tKeys, err := resolveIDs("--target", targets, keys, names, where)
+	tIdx, err := resolveIDs("--target", targets, keys, names, where)
 	if err != nil {
 		return nil, err
 	}
-	eKeys, err := resolveIDs("--exclude", excludes, keys, names, where)
+	eIdx, err := resolveIDs("--exclude", excludes, keys, names, where)
 	if err != nil {
 		return nil, err
 	}
-	targeted := setOf(keys)
+	pick := func(idx []int) []int {
+		out := make([]int, len(idx))
+		for i, k := range idx {
+			out[i] = nodes[k]
+		}
+		return out
+	}
+	targeted := all(len(tg.Nodes))
 	if len(targets) > 0 {
-		targeted = reach(reverse(deps), tKeys)
+		targeted = mark(len(tg.Nodes), tg.Ancestors(pick(tIdx)...))
 	}
-	kept := reach(deps, eKeys)
+	kept := mark(len(tg.Nodes), tg.Descendants(pick(eIdx)...))
 	sel := &Selection{Resources: map[string]bool{}, Total: len(keys), Partial: map[string]bool{}, covered: map[string]bool{}}
-	for _, k := range keys {
-		if targeted[k] && !kept[k] {
+	for i, k := range keys {
+		if n := nodes[i]; targeted[n] && !kept[n] {
 			sel.Resources[k] = true
-			sel.covered[stackOf[k]] = true
+			sel.covered[tg.Nodes[n].Stack] = true
 		}
 	}
-	for _, k := range keys {
-		if s := stackOf[k]; sel.covered[s] && !sel.Resources[k] {
+	for i, k := range keys {
+		if s := tg.Nodes[nodes[i]].Stack; sel.covered[s] && !sel.Resources[k] {
 			sel.Partial[s] = true
 		}
 	}
 	return sel, nil
 }
 
-// outputsNode and allNode name the extra nodes of the selection graphs: a stack's outputs (deploy), all
-// of a stack's resources (destroy). Neither stack IDs nor logical IDs contain "#".
-func outputsNode(stack string) string { return stack + "#outputs" }
-func allNode(stack string) string     { return stack + "#all" }
+// all returns n marks, all set.
+func all(n int) []bool {
+	out := make([]bool, n)
+	for i := range out {
+		out[i] = true
+	}
+	return out
+}
 
-// resolveIDs maps each ID to a key: "Stack/LogicalID" as it is, a bare logical ID when one key has it.
-func resolveIDs(flag string, ids, keys, stacks []string, where string) ([]string, error) {
-	known := setOf(keys)
-	out := make([]string, 0, len(ids))
+// mark returns n marks, set at ids.
+func mark(n int, ids []int) []bool {
+	out := make([]bool, n)
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
+}
+
+// resolveIDs maps each ID to the index of its key: "Stack/LogicalID" as it is, a bare logical ID when one
+// key has it.
+func resolveIDs(flag string, ids, keys, stacks []string, where string) ([]int, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	index := make(map[string]int, len(keys))
+	for i, k := range keys {
+		if _, dup := index[k]; !dup {
+			index[k] = i
+		}
+	}
+	out := make([]int, 0, len(ids))
 	for _, id := range ids {
 		if strings.Contains(id, "/") {
-			if !known[id] {
+			i, ok := index[id]
+			if !ok {
 				return nil, &TargetError{Flag: flag, ID: id, Where: where, Nearest: nearest(id, keys)}
 			}
-			out = append(out, id)
+			out = append(out, i)
 			continue
 		}
 		var matches []string
-		for _, k := range keys {
+		at := -1
+		for i, k := range keys {
 			if _, logical, _ := strings.Cut(k, "/"); logical == id {
 				matches = append(matches, k)
+				at = i
 			}
 		}
 		switch len(matches) {
 		case 1:
-			out = append(out, matches[0])
+			out = append(out, at)
 		case 0:
 			e := &TargetError{Flag: flag, ID: id, Where: where, IsStack: slices.Contains(stacks, id)}
 			if !e.IsStack {
@@ -373,81 +425,28 @@ func nearest(name string, candidates []string) string {
 	return best
 }
 
-func split(keys []string, second func(string) bool) (first, other []string) {
-	for _, k := range keys {
-		if second(k) {
-			other = append(other, k)
-		} else {
-			first = append(first, k)
-		}
-	}
-	return first, other
-}
-
-func setOf(keys []string) map[string]bool {
-	out := make(map[string]bool, len(keys))
-	for _, k := range keys {
-		out[k] = true
-	}
-	return out
-}
-
-func reverse(deps map[string][]string) map[string][]string {
-	out := map[string][]string{}
-	for k, ds := range deps {
-		for _, d := range ds {
-			out[d] = append(out[d], k)
-		}
-	}
-	return out
-}
-
-// reach returns from and every node reachable from it along edges.
-func reach(edges map[string][]string, from []string) map[string]bool {
-	seen := map[string]bool{}
-	stack := slices.Clone(from)
-	for len(stack) > 0 {
-		k := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		stack = append(stack, edges[k]...)
-	}
-	return seen
-}
-
 // narrow applies in.Targets and in.Excludes to g: it returns the selection and the graph of what the run
-// still covers. Diagnostics report bad IDs and selected resources that read an output nobody recorded.
-func narrow(in Input, g *Graph) (*Selection, *Graph, diag.Diagnostics) {
-	sel, err := Select(in.Assembly, in.Stacks, in.State, in.Targets, in.Excludes)
+// still covers (g.Subgraph). Diagnostics report bad IDs and selected resources that read an output nobody
+// recorded.
+func narrow(in Input, g *Graph, asm map[string]*assembly.Stack) (*Selection, *Graph, diag.Diagnostics) {
+	sel, keep, err := selectDeploy(asm, g, in.Stacks, in.State, in.Targets, in.Excludes)
 	if err != nil {
 		detail := "pass Stack/LogicalID as `cdkx list` shows it"
 		return nil, nil, diag.Diagnostics{{Severity: diag.Error, Summary: err.Error(), Detail: detail}}
 	}
-	if ds := unrecordedReads(in, sel); ds.HasErrors() {
+	if ds := unrecordedReads(in, asm, sel); ds.HasErrors() {
 		return nil, nil, ds
 	}
-	sub, err := subgraph(g, func(n *Node) bool {
-		if n.Kind == StackNode {
-			return sel.Covers(n.Stack)
-		}
-		return sel.Contains(n.Stack, n.LogicalID)
-	})
-	if err != nil {
-		return nil, nil, diag.Diagnostics{{Severity: diag.Error, Summary: err.Error(), Detail: "run without --target/--exclude and report it"}}
-	}
-	return sel, sub, nil
+	return sel, g.Subgraph(func(id int) bool { return keep[id] }), nil
 }
 
 // unrecordedReads reports each selected resource that reads an output the run will not produce and state
 // has no record of: a {ref} to a resource left out and never deployed, or a {stackRef} to a stack the
 // run does not recompute whose recorded outputs lack the key.
-func unrecordedReads(in Input, sel *Selection) diag.Diagnostics {
+func unrecordedReads(in Input, asm map[string]*assembly.Stack, sel *Selection) diag.Diagnostics {
 	var ds diag.Diagnostics
 	for _, id := range in.Stacks {
-		as := in.Assembly.Stack(id)
+		as := asm[id]
 		rec := in.State[id]
 		for _, r := range as.Resources {
 			if !sel.Contains(id, r.LogicalID) {
@@ -478,47 +477,6 @@ func unrecordedReads(in Input, sel *Selection) diag.Diagnostics {
 		}
 	}
 	return ds
-}
-
-// subgraph returns the graph of the nodes keep accepts. An edge between two kept nodes that ran through
-// dropped nodes is kept, so the kept nodes run in the same relative order as in g.
-func subgraph(g *Graph, keep func(*Node) bool) (*Graph, error) {
-	b := newBuilder()
-	newID := map[int]int{}
-	for _, id := range g.Order() {
-		n := g.Nodes[id]
-		if keep(n) {
-			newID[id] = b.add(&Node{Kind: n.Kind, Stack: n.Stack, LogicalID: n.LogicalID})
-		}
-	}
-	// keptDeps(id): the nearest kept nodes among id's dependencies, looking through dropped ones.
-	memo := map[int][]int{}
-	var keptDeps func(int) []int
-	keptDeps = func(id int) []int {
-		if out, ok := memo[id]; ok {
-			return out
-		}
-		var out []int
-		for _, d := range g.Dependencies(id) {
-			if _, kept := newID[d]; kept {
-				out = append(out, d)
-			} else {
-				out = append(out, keptDeps(d)...)
-			}
-		}
-		memo[id] = out
-		return out
-	}
-	for old, id := range newID {
-		for _, d := range keptDeps(old) {
-			b.edge(newID[d], id)
-		}
-	}
-	sub, err := b.build() // a subgraph of an acyclic graph is acyclic: an error here is a bug
-	if err != nil {
-		return nil, fmt.Errorf("narrow the dependency graph: %w", err)
-	}
-	return sub, nil
 }
 
 // recordedOutputs returns a copy of a stack's recorded outputs (empty when it was never deployed).

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
@@ -10,20 +11,25 @@ import (
 // Within a stack, dependencies are the recorded direct dependencies of each logical ID (the objects left
 // by replacements of a logical ID inherit its dependencies); across stacks, every deletion in a stack waits
 // for all deletions in the stacks that depend on it (stackDeps maps a stack to the stacks it depends on;
-// nil uses nothing). Each step becomes one ResourceNode.
+// nil uses nothing; a stack naming itself is ignored). Each step becomes one ResourceNode, in the order of
+// steps; every edge is a reference, so the graph is its own References.
+//
+// In the graph, a node's Dependencies are what must be deleted before it (its dependents in state), so
+// Ancestors(id) is what deleting id takes with it and Descendants(id) is what must stay while id stays.
+//
+// Across stacks, only the first deletions of a stack (those that wait for nothing else in it) get edges,
+// from the last deletions of each stack that depends on it (those nothing else in that stack waits for):
+// the same order as an edge from every deletion to every deletion, with fewer edges. It takes
+// O(V + E log E) time for V steps and E edges (still |A| × |B| edges for two stacks of independent
+// resources, where every deletion is both first and last).
 func TeardownGraph(steps []*Step, stackDeps map[string][]string) (*Graph, error) {
-	b := newBuilder()
-	byLogical := map[string][]int{}
+	b := newBuilder(len(steps))
+	byLogical := map[stepKey][]int{}
 	byStack := map[string][]int{}
 	for _, s := range steps {
-		key := s.Key()
-		if s.Object != nil {
-			key += "#" + s.Object.PhysicalID
-		}
-		id := len(b.nodes)
-		b.nodes = append(b.nodes, &Node{ID: id, Kind: ResourceNode, Stack: s.Stack, LogicalID: s.LogicalID, Step: s})
-		b.index[key] = id
-		byLogical[s.Key()] = append(byLogical[s.Key()], id)
+		id := b.add(Node{Kind: ResourceNode, Stack: s.Stack, LogicalID: s.LogicalID, Step: s})
+		k := stepKey{s.Stack, s.LogicalID}
+		byLogical[k] = append(byLogical[k], id)
 		byStack[s.Stack] = append(byStack[s.Stack], id)
 	}
 	for _, s := range steps {
@@ -31,9 +37,9 @@ func TeardownGraph(steps []*Step, stackDeps map[string][]string) (*Graph, error)
 		if s.Old != nil {
 			deps = s.Old.Dependencies
 		}
-		for _, dependent := range byLogical[s.Key()] {
+		for _, dependent := range byLogical[stepKey{s.Stack, s.LogicalID}] {
 			for _, d := range deps {
-				for _, target := range byLogical[s.Stack+"/"+d] {
+				for _, target := range byLogical[stepKey{s.Stack, d}] {
 					// target is needed by dependent: delete dependent first.
 					b.edge(dependent, target)
 				}
@@ -59,11 +65,31 @@ func TeardownGraph(steps []*Step, stackDeps map[string][]string) (*Graph, error)
 			}
 		}
 	}
-	for stack, deps := range stackDeps {
-		for _, d := range deps {
-			for _, dependent := range byStack[stack] {
+	if len(stackDeps) > 0 {
+		// So far every edge joins two deletions of one stack: find each stack's first and last ones.
+		waits := make([]bool, len(b.nodes))   // waits for another deletion of its stack
+		awaited := make([]bool, len(b.nodes)) // another deletion of its stack waits for it
+		for _, e := range b.edges {
+			waits[e.dependent], awaited[e.dependency] = true, true
+		}
+		for stack, deps := range stackDeps {
+			var last []int
+			for _, id := range byStack[stack] {
+				if !awaited[id] {
+					last = append(last, id)
+				}
+			}
+			for _, d := range slices.Compact(slices.Sorted(slices.Values(deps))) {
+				if d == stack {
+					continue
+				}
 				for _, target := range byStack[d] {
-					b.edge(dependent, target)
+					if waits[target] {
+						continue
+					}
+					for _, dependent := range last {
+						b.edge(dependent, target)
+					}
 				}
 			}
 		}
@@ -74,6 +100,9 @@ func TeardownGraph(steps []*Step, stackDeps map[string][]string) (*Graph, error)
 	}
 	return g, nil
 }
+
+// stepKey names a resource without building its "Stack/LogicalID" key.
+type stepKey struct{ stack, logicalID string }
 
 // DestroySteps returns a delete step for every object recorded in the given stacks: each resource's live
 // object and every object left by a replacement. A resource without a physical ID (never created) still
