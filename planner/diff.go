@@ -1,10 +1,13 @@
 package planner
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -34,36 +37,198 @@ type PropertyChange struct {
 // Diff compares old and new inputs of one resource property by property, treating an absent property as
 // its schema default. It returns the changed properties sorted by name. A new value holding
 // resource.Unknown is reported as changed unless its known parts already differ in nothing but unknowns.
+// Values compare as resource.Equal does, without encoding them when they are plain decoded JSON.
 func Diff(s resource.Schema, old, new resource.Properties) []PropertyChange {
-	names := map[string]bool{}
-	for k := range old {
-		names[k] = true
-	}
-	for k := range new {
-		names[k] = true
-	}
 	var out []PropertyChange
-	for name := range names {
+	check := func(name string) {
 		ps := s.Properties[name]
 		o, n := withDefault(old[name], ps.Default), withDefault(new[name], ps.Default)
 		if ps.WriteOnly {
 			// State holds a fingerprint of a write-only value, never the value.
 			if _, isFP := resource.FingerprintSalt(o); isFP && resource.MatchesFingerprint(o, n) {
-				continue
+				return
 			}
-			if resource.Equal(o, n) {
-				continue
+			if equal(o, n) {
+				return
 			}
 			out = append(out, PropertyChange{Name: name, Old: sensitive(o), New: sensitive(n), CreateOnly: ps.CreateOnly})
-			continue
+			return
 		}
-		if resource.Equal(o, n) {
-			continue
+		if equal(o, n) {
+			return
 		}
 		out = append(out, PropertyChange{Name: name, Old: old[name], New: new[name], CreateOnly: ps.CreateOnly})
 	}
+	for name := range old {
+		check(name)
+	}
+	for name := range new {
+		if _, both := old[name]; !both {
+			check(name)
+		}
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// equal is resource.Equal(a, b) without encoding whole values (see plainEqual); it falls back to
+// resource.Equal for values plainEqual cannot answer for.
+func equal(a, b any) bool {
+	if eq, ok := plainEqual(a, b); ok {
+		return eq
+	}
+	return resource.Equal(a, b)
+}
+
+// plainEqual compares a and b as resource.Equal does — their canonical JSON encodings — without encoding
+// them: it walks objects and lists itself (a nil map or list encodes as an empty one), compares strings,
+// booleans and null directly, and hands other leaves (numbers, resource.Unknown) to resource.Equal one pair
+// at a time, but for json.Numbers written alike. That is exact because the encoding of an object or a list
+// is made of its parts' encodings, and values of different JSON kinds never encode alike. ok is false when
+// it meets what it cannot answer for: a value of another type, a number JSON cannot hold (NaN, an
+// infinity, a json.Number that is not a JSON number), a string or key that is not valid UTF-8 (encoding
+// would change it).
+func plainEqual(a, b any) (eq, ok bool) {
+	ka, kb := kindOf(a), kindOf(b)
+	switch {
+	case ka == otherKind || kb == otherKind:
+		return false, false
+	case ka == unknownKind || kb == unknownKind:
+		// Unknown encodes as a string: only a leaf can equal it.
+		if ka == objectKind || ka == listKind || kb == objectKind || kb == listKind {
+			return false, true
+		}
+		return resource.Equal(a, b), true
+	case ka != kb:
+		return false, true
+	}
+	switch ka {
+	case objectKind:
+		x, y := a.(map[string]any), b.(map[string]any)
+		if len(x) != len(y) {
+			return false, true
+		}
+		for k, xv := range x {
+			if !utf8.ValidString(k) {
+				return false, false
+			}
+			yv, found := y[k]
+			if !found {
+				return false, true
+			}
+			if eq, ok := plainEqual(xv, yv); !ok || !eq {
+				return eq, ok
+			}
+		}
+		return true, true
+	case listKind:
+		x, y := a.([]any), b.([]any)
+		if len(x) != len(y) {
+			return false, true
+		}
+		for i := range x {
+			if eq, ok := plainEqual(x[i], y[i]); !ok || !eq {
+				return eq, ok
+			}
+		}
+		return true, true
+	case nullKind:
+		return true, true
+	case boolKind:
+		return a.(bool) == b.(bool), true
+	case stringKind:
+		x, y := a.(string), b.(string)
+		if !utf8.ValidString(x) || !utf8.ValidString(y) {
+			return false, false
+		}
+		return x == y, true
+	}
+	if x, isNumber := a.(json.Number); isNumber {
+		if y, isNumber := b.(json.Number); isNumber && x == y {
+			return true, true
+		}
+	}
+	return resource.Equal(a, b), true
+}
+
+// jsonKind is the kind of JSON value a plain value encodes to.
+type jsonKind uint8
+
+const (
+	otherKind jsonKind = iota // not plain decoded JSON, or not encodable as it is
+	nullKind
+	boolKind
+	numberKind
+	stringKind
+	objectKind
+	listKind
+	unknownKind // resource.Unknown
+)
+
+func kindOf(v any) jsonKind {
+	switch x := v.(type) {
+	case nil:
+		return nullKind
+	case bool:
+		return boolKind
+	case string:
+		return stringKind
+	case map[string]any:
+		return objectKind
+	case []any:
+		return listKind
+	case resource.Unknown:
+		return unknownKind
+	case json.Number:
+		if isJSONNumber(string(x)) {
+			return numberKind
+		}
+	case float64:
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return numberKind
+		}
+	case float32:
+		if f := float64(x); !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return numberKind
+		}
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		return numberKind
+	}
+	return otherKind
+}
+
+// isJSONNumber reports whether s is a number as JSON writes it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func isJSONNumber(s string) bool {
+	s, _ = strings.CutPrefix(s, "-")
+	digits := func() bool { // consumes one or more digits
+		n := 0
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		s = s[n:]
+		return n > 0
+	}
+	switch {
+	case strings.HasPrefix(s, "0"):
+		s = s[1:]
+	case !digits():
+		return false
+	}
+	if rest, ok := strings.CutPrefix(s, "."); ok {
+		if s = rest; !digits() {
+			return false
+		}
+	}
+	if len(s) > 0 && (s[0] == 'e' || s[0] == 'E') {
+		s = s[1:]
+		if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
+			s = s[1:]
+		}
+		if !digits() {
+			return false
+		}
+	}
+	return s == ""
 }
 
 func withDefault(v, def any) any {
