@@ -11,12 +11,10 @@
 package powerdns
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -61,9 +59,8 @@ type Config struct {
 // Provider serves PowerDNS::DNS::Zone and PowerDNS::DNS::RecordSet. It is safe for concurrent use.
 // Constructing one sends no request, so a CLI can build it only when an assembly needs it.
 type Provider struct {
-	base   string // e.g. http://127.0.0.1:8081/api/v1/servers/localhost
-	apiKey string
-	http   *transport.Client
+	base string // e.g. http://127.0.0.1:8081/api/v1/servers/localhost
+	api  *transport.JSON
 	// serverOK is set once GET /servers/{id} has answered 200, so that a 404 is known to be about the
 	// object and not about a wrong URL or server id.
 	serverOK atomic.Bool
@@ -103,17 +100,21 @@ func New(cfg Config) (*Provider, error) {
 	if server == "" {
 		server = DefaultServerID
 	}
+	key := cfg.APIKey
 	return &Provider{
-		base:   base + "/api/v1/servers/" + url.PathEscape(server),
-		apiKey: cfg.APIKey,
-		http: transport.New(transport.Options{
-			Provider:     Name,
-			HTTPClient:   cfg.HTTPClient,
-			Retry:        cfg.Retry,
-			ErrorMessage: errorMessage,
-			Logger:       cfg.Logger,
-			Secrets:      []string{cfg.APIKey},
-		}),
+		base: base + "/api/v1/servers/" + url.PathEscape(server),
+		api: &transport.JSON{
+			Client: transport.New(transport.Options{
+				Provider:     Name,
+				HTTPClient:   cfg.HTTPClient,
+				Retry:        cfg.Retry,
+				ErrorMessage: errorMessage,
+				Logger:       cfg.Logger,
+				Secrets:      []string{key},
+			}),
+			Auth:  func(req *http.Request) { req.Header.Set("X-API-Key", key) },
+			Error: providerError,
+		},
 	}, nil
 }
 
@@ -181,49 +182,9 @@ func (p *Provider) zonePath(zoneID string) string {
 	return p.base + "/zones/" + url.PathEscape(zoneID)
 }
 
-// call sends one API request: in (if not nil) as the JSON body, and the JSON response decoded into out
-// (if not nil). A status other than 2xx is a *resource.ProviderError whose Kind is resource.ErrNotFound
-// for 404 and resource.ErrAlreadyExists for 409.
-func (p *Provider) call(ctx context.Context, method, u string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("powerdns: encode %s %s request: %w", method, u, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return fmt.Errorf("powerdns: %s %s: %w", method, u, err)
-	}
-	req.Header.Set("X-API-Key", p.apiKey)
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := p.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return providerError(method, u, resp, b)
-	}
-	if out != nil {
-		dec := json.NewDecoder(resp.Body)
-		dec.UseNumber()
-		if err := dec.Decode(out); err != nil {
-			return fmt.Errorf("powerdns: %s %s: decode %d response: %w", method, u, resp.StatusCode, err)
-		}
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return nil
-}
-
-// providerError decodes an error response.
-func providerError(method, u string, resp *http.Response, body []byte) *resource.ProviderError {
+// providerError decodes an error response into a *resource.ProviderError whose Kind is
+// resource.ErrNotFound for 404 and resource.ErrAlreadyExists for 409.
+func providerError(method, u string, resp *http.Response, body []byte) error {
 	e := &resource.ProviderError{Provider: Name, Method: method, URL: u, Status: resp.StatusCode,
 		Message: errorMessage(resp, body)}
 	switch resp.StatusCode {
@@ -288,7 +249,7 @@ func (p *Provider) confirmNotFound(ctx context.Context) error {
 	if p.serverOK.Load() {
 		return nil
 	}
-	err := p.call(ctx, http.MethodGet, p.base, nil, nil)
+	_, err := p.api.Call(ctx, http.MethodGet, p.base, nil, nil)
 	if err == nil {
 		p.serverOK.Store(true)
 		return nil

@@ -303,7 +303,7 @@ func (p *Provider) deleteRecordSet(ctx context.Context, req resource.DeleteReque
 		return err
 	}
 	patch := rrsetPatch{RRSets: []apiRRSet{{Name: name, Type: rtype, ChangeType: "DELETE", Records: []apiRecord{}}}}
-	err = p.call(ctx, http.MethodPatch, p.zonePath(zoneID), patch, nil)
+	_, err = p.api.Call(ctx, http.MethodPatch, p.zonePath(zoneID), patch, nil)
 	if errors.Is(err, resource.ErrNotFound) {
 		return p.confirmNotFound(ctx)
 	}
@@ -317,7 +317,8 @@ func (p *Provider) replaceRRSet(ctx context.Context, r recordSetProps) error {
 		records[i] = apiRecord{Content: c}
 	}
 	patch := rrsetPatch{RRSets: []apiRRSet{{Name: r.Name, Type: r.Type, TTL: ptr(r.ttl()), ChangeType: "REPLACE", Records: records}}}
-	return p.call(ctx, http.MethodPatch, p.zonePath(r.ZoneID), patch, nil)
+	_, err := p.api.Call(ctx, http.MethodPatch, p.zonePath(r.ZoneID), patch, nil)
+	return err
 }
 
 // findRRSet returns the rrset (name, type) of a zone. A missing zone is an error wrapping

@@ -117,7 +117,7 @@ func (p *Provider) createZone(ctx context.Context, req resource.CreateRequest) (
 	}
 	in := apiZone{Name: z.Name, Kind: z.Kind, Nameservers: z.Nameservers, SOAEditAPI: z.SOAEditAPI, Account: z.Account}
 	var out apiZone
-	err = p.call(ctx, http.MethodPost, p.base+"/zones", in, &out)
+	_, err = p.api.Call(ctx, http.MethodPost, p.base+"/zones", in, &out)
 	var pe *resource.ProviderError
 	if errors.As(err, &pe) && pe.Status == http.StatusConflict {
 		pe.Message = fmt.Sprintf("zone %s already exists in PowerDNS but not in cdkx state; delete it in PowerDNS or import it into cdkx", z.Name)
@@ -175,7 +175,7 @@ func (p *Provider) getZone(ctx context.Context, zoneID, query string) (apiZone, 
 		u += "?" + query
 	}
 	var z apiZone
-	err := p.call(ctx, http.MethodGet, u, nil, &z)
+	_, err := p.api.Call(ctx, http.MethodGet, u, nil, &z)
 	if errors.Is(err, resource.ErrNotFound) {
 		if cerr := p.confirmNotFound(ctx); cerr != nil {
 			return z, cerr
@@ -197,7 +197,7 @@ func (p *Provider) updateZone(ctx context.Context, req resource.UpdateRequest) (
 	if in.Account == nil {
 		in.Account = ptr("")
 	}
-	if err := p.call(ctx, http.MethodPut, p.zonePath(req.PhysicalID), in, nil); err != nil {
+	if _, err := p.api.Call(ctx, http.MethodPut, p.zonePath(req.PhysicalID), in, nil); err != nil {
 		return resource.UpdateResult{}, err
 	}
 	live, err := p.getZone(ctx, req.PhysicalID, "rrsets=false")
@@ -208,7 +208,7 @@ func (p *Provider) updateZone(ctx context.Context, req resource.UpdateRequest) (
 }
 
 func (p *Provider) deleteZone(ctx context.Context, req resource.DeleteRequest) error {
-	err := p.call(ctx, http.MethodDelete, p.zonePath(req.PhysicalID), nil, nil)
+	_, err := p.api.Call(ctx, http.MethodDelete, p.zonePath(req.PhysicalID), nil, nil)
 	if errors.Is(err, resource.ErrNotFound) {
 		return p.confirmNotFound(ctx)
 	}

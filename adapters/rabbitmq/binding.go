@@ -189,7 +189,7 @@ func (p *Provider) bindingsURL(vhost, source, destType, destination string, prop
 // missing vhost, source or destination is ErrNotFound too: then the binding cannot exist.
 func (p *Provider) findBinding(ctx context.Context, b bindingProps) (bindingKey, error) {
 	var list []apiBinding
-	_, err := p.call(ctx, http.MethodGet, p.bindingsURL(b.Vhost, b.Source, b.DestinationType, b.Destination), nil, &list)
+	_, err := p.api.Call(ctx, http.MethodGet, p.bindingsURL(b.Vhost, b.Source, b.DestinationType, b.Destination), nil, &list)
 	if err != nil {
 		return bindingKey{}, err
 	}
@@ -217,7 +217,7 @@ func (p *Provider) createBinding(ctx context.Context, req resource.CreateRequest
 		return resource.CreateResult{}, err
 	}
 	u := p.bindingsURL(b.Vhost, b.Source, b.DestinationType, b.Destination)
-	h, err := p.call(ctx, http.MethodPost, u, apiBindingIn{RoutingKey: b.RoutingKey, Arguments: b.Arguments}, nil)
+	h, err := p.api.Call(ctx, http.MethodPost, u, apiBindingIn{RoutingKey: b.RoutingKey, Arguments: b.Arguments}, nil)
 	if err != nil {
 		return resource.CreateResult{}, missingParent(err, fmt.Sprintf("vhost %q does not exist", b.Vhost))
 	}
@@ -252,7 +252,7 @@ func (p *Provider) readBinding(ctx context.Context, req resource.ReadRequest) (r
 		return resource.ReadResult{}, err
 	}
 	var live apiBinding
-	if _, err := p.call(ctx, http.MethodGet, p.bindingsURL(k.vhost, k.source, k.destType, k.destination, k.propertiesKey), nil, &live); err != nil {
+	if _, err := p.api.Call(ctx, http.MethodGet, p.bindingsURL(k.vhost, k.source, k.destType, k.destination, k.propertiesKey), nil, &live); err != nil {
 		return resource.ReadResult{}, p.readGone(ctx, err)
 	}
 	hint := req.Properties
@@ -272,7 +272,7 @@ func (p *Provider) deleteBinding(ctx context.Context, req resource.DeleteRequest
 	if err != nil {
 		return err
 	}
-	_, err = p.call(ctx, http.MethodDelete, p.bindingsURL(k.vhost, k.source, k.destType, k.destination, k.propertiesKey), nil, nil)
+	_, err = p.api.Call(ctx, http.MethodDelete, p.bindingsURL(k.vhost, k.source, k.destType, k.destination, k.propertiesKey), nil, nil)
 	return p.deleteGone(ctx, err)
 }
 

@@ -139,7 +139,7 @@ func (p *Provider) readExchange(ctx context.Context, req resource.ReadRequest) (
 		return resource.ReadResult{}, err
 	}
 	var live apiExchange
-	if _, err := p.call(ctx, http.MethodGet, p.path("/exchanges", vhost, name), nil, &live); err != nil {
+	if _, err := p.api.Call(ctx, http.MethodGet, p.path("/exchanges", vhost, name), nil, &live); err != nil {
 		return resource.ReadResult{}, p.readGone(ctx, err)
 	}
 	hint := req.Properties
@@ -161,6 +161,6 @@ func (p *Provider) deleteExchange(ctx context.Context, req resource.DeleteReques
 	if err != nil {
 		return err
 	}
-	_, err = p.call(ctx, http.MethodDelete, p.path("/exchanges", vhost, name), nil, nil)
+	_, err = p.api.Call(ctx, http.MethodDelete, p.path("/exchanges", vhost, name), nil, nil)
 	return p.deleteGone(ctx, err)
 }

@@ -99,7 +99,7 @@ func permissionOutputs(vhost, user string) resource.Properties {
 // naming both.
 func (p *Provider) putPermission(ctx context.Context, vhost, user string, perm permissionProps) error {
 	in := apiPermission{Configure: perm.Configure, Write: perm.Write, Read: perm.Read}
-	_, err := p.call(ctx, http.MethodPut, p.path("/permissions", vhost, user), in, nil)
+	_, err := p.api.Call(ctx, http.MethodPut, p.path("/permissions", vhost, user), in, nil)
 	var pe *resource.ProviderError
 	if errors.As(err, &pe) && pe.Status == http.StatusBadRequest && pe.Message == "vhost_or_user_not_found" {
 		pe.Message = fmt.Sprintf("vhost_or_user_not_found: vhost %q or user %q does not exist", vhost, user)
@@ -130,7 +130,7 @@ func (p *Provider) readPermission(ctx context.Context, req resource.ReadRequest)
 		return resource.ReadResult{}, err
 	}
 	var live apiPermission
-	if _, err := p.call(ctx, http.MethodGet, p.path("/permissions", vhost, user), nil, &live); err != nil {
+	if _, err := p.api.Call(ctx, http.MethodGet, p.path("/permissions", vhost, user), nil, &live); err != nil {
 		return resource.ReadResult{}, p.readGone(ctx, err)
 	}
 	props := resource.Properties{"vhost": vhost, "user": user, "configure": live.Configure, "write": live.Write, "read": live.Read}
@@ -157,6 +157,6 @@ func (p *Provider) deletePermission(ctx context.Context, req resource.DeleteRequ
 	if err != nil {
 		return err
 	}
-	_, err = p.call(ctx, http.MethodDelete, p.path("/permissions", vhost, user), nil, nil)
+	_, err = p.api.Call(ctx, http.MethodDelete, p.path("/permissions", vhost, user), nil, nil)
 	return p.deleteGone(ctx, err)
 }

@@ -131,7 +131,7 @@ func (p *Provider) readPolicy(ctx context.Context, req resource.ReadRequest) (re
 		return resource.ReadResult{}, err
 	}
 	var live apiPolicy
-	if _, err := p.call(ctx, http.MethodGet, p.path("/policies", vhost, name), nil, &live); err != nil {
+	if _, err := p.api.Call(ctx, http.MethodGet, p.path("/policies", vhost, name), nil, &live); err != nil {
 		return resource.ReadResult{}, p.readGone(ctx, err)
 	}
 	hint := req.Properties
@@ -154,7 +154,7 @@ func (p *Provider) updatePolicy(ctx context.Context, req resource.UpdateRequest)
 	if err != nil {
 		return resource.UpdateResult{}, err
 	}
-	if _, err := p.call(ctx, http.MethodPut, p.path("/policies", vhost, name), policyIn(pol), nil); err != nil {
+	if _, err := p.api.Call(ctx, http.MethodPut, p.path("/policies", vhost, name), policyIn(pol), nil); err != nil {
 		return resource.UpdateResult{}, err
 	}
 	return resource.UpdateResult{Outputs: policyOutputs(vhost, name)}, nil
@@ -165,6 +165,6 @@ func (p *Provider) deletePolicy(ctx context.Context, req resource.DeleteRequest)
 	if err != nil {
 		return err
 	}
-	_, err = p.call(ctx, http.MethodDelete, p.path("/policies", vhost, name), nil, nil)
+	_, err = p.api.Call(ctx, http.MethodDelete, p.path("/policies", vhost, name), nil, nil)
 	return p.deleteGone(ctx, err)
 }

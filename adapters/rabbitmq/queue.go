@@ -136,7 +136,7 @@ func (p *Provider) readQueue(ctx context.Context, req resource.ReadRequest) (res
 		return resource.ReadResult{}, err
 	}
 	var live apiQueue
-	if _, err := p.call(ctx, http.MethodGet, p.path("/queues", vhost, name), nil, &live); err != nil {
+	if _, err := p.api.Call(ctx, http.MethodGet, p.path("/queues", vhost, name), nil, &live); err != nil {
 		return resource.ReadResult{}, p.readGone(ctx, err)
 	}
 	hint := req.Properties
@@ -162,6 +162,6 @@ func (p *Provider) deleteQueue(ctx context.Context, req resource.DeleteRequest) 
 	if err != nil {
 		return err
 	}
-	_, err = p.call(ctx, http.MethodDelete, p.path("/queues", vhost, name), nil, nil)
+	_, err = p.api.Call(ctx, http.MethodDelete, p.path("/queues", vhost, name), nil, nil)
 	return p.deleteGone(ctx, err)
 }

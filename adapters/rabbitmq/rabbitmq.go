@@ -39,7 +39,6 @@ import (
 	"errors"
 	"fmt"
 	"html"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -89,10 +88,10 @@ type Config struct {
 // Provider serves the RabbitMQ types listed in the package documentation. It is safe for concurrent use.
 // Constructing one sends no request, so a CLI can build it only when an assembly needs it.
 type Provider struct {
-	base     string // e.g. http://127.0.0.1:15672/api
-	username string
-	password string
-	http     *transport.Client
+	base string // e.g. http://127.0.0.1:15672/api
+	// api sends every request, with basic auth; the password is scrubbed from its errors. Call's
+	// secrets are further strings of one request (a user's password in its body).
+	api *transport.JSON
 	// apiOK is set once GET /api/whoami has answered 200, so that a 404 is known to be about the object
 	// and not about a wrong URL.
 	apiOK atomic.Bool
@@ -142,18 +141,21 @@ func New(cfg Config) (*Provider, error) {
 	if retry.Check == nil {
 		retry.Check = CheckRetry
 	}
+	username, password := cfg.Username, cfg.Password
 	return &Provider{
-		base:     base + "/api",
-		username: cfg.Username,
-		password: cfg.Password,
-		http: transport.New(transport.Options{
-			Provider:     Name,
-			HTTPClient:   cfg.HTTPClient,
-			Retry:        retry,
-			ErrorMessage: errorMessage,
-			Logger:       cfg.Logger,
-			Secrets:      []string{cfg.Password},
-		}),
+		base: base + "/api",
+		api: &transport.JSON{
+			Client: transport.New(transport.Options{
+				Provider:     Name,
+				HTTPClient:   cfg.HTTPClient,
+				Retry:        retry,
+				ErrorMessage: errorMessage,
+				Logger:       cfg.Logger,
+				Secrets:      []string{password},
+			}),
+			Auth:  func(req *http.Request) { req.SetBasicAuth(username, password) },
+			Error: providerError,
+		},
 	}, nil
 }
 
@@ -308,65 +310,9 @@ func (p *Provider) path(literal string, names ...string) string {
 	return b.String()
 }
 
-// call sends one API request: in (if not nil) as the JSON body, and the JSON response decoded into out
-// (if not nil). It returns the response headers. A status other than 2xx is a *resource.ProviderError
-// whose Kind is resource.ErrNotFound for 404; its message never holds the provider's password or any of
-// secrets (a user's password sent in the body).
-func (p *Provider) call(ctx context.Context, method, u string, in, out any, secrets ...string) (http.Header, error) {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return nil, fmt.Errorf("rabbitmq: encode %s %s request: %w", method, u, err)
-		}
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, u, body)
-	if err != nil {
-		return nil, fmt.Errorf("rabbitmq: %s %s: %w", method, u, err)
-	}
-	req.SetBasicAuth(p.username, p.password)
-	req.Header.Set("Accept", "application/json")
-	if in != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := p.http.Do(req)
-	if err != nil {
-		return nil, p.scrub(err, secrets)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return nil, p.scrub(providerError(method, u, resp, b), secrets)
-	}
-	if out != nil {
-		dec := json.NewDecoder(resp.Body)
-		dec.UseNumber()
-		if err := dec.Decode(out); err != nil {
-			return nil, fmt.Errorf("rabbitmq: %s %s: decode %d response: %w", method, u, resp.StatusCode, err)
-		}
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return resp.Header, nil
-}
-
-// scrub removes the provider's password and secrets from the message of a *resource.ProviderError in
-// err. RabbitMQ quotes request values in some error reasons; this keeps passwords out of them.
-func (p *Provider) scrub(err error, secrets []string) error {
-	var pe *resource.ProviderError
-	if !errors.As(err, &pe) {
-		return err
-	}
-	for _, s := range append([]string{p.password}, secrets...) {
-		if s != "" {
-			pe.Message = strings.ReplaceAll(pe.Message, s, "REDACTED")
-		}
-	}
-	return err
-}
-
-// providerError decodes an error response.
-func providerError(method, u string, resp *http.Response, body []byte) *resource.ProviderError {
+// providerError decodes an error response into a *resource.ProviderError whose Kind is
+// resource.ErrNotFound for 404.
+func providerError(method, u string, resp *http.Response, body []byte) error {
 	e := &resource.ProviderError{Provider: Name, Method: method, URL: u, Status: resp.StatusCode,
 		Message: errorMessage(resp, body)}
 	if resp.StatusCode == http.StatusNotFound {
@@ -503,7 +449,7 @@ func (p *Provider) confirmNotFound(ctx context.Context) error {
 	if p.apiOK.Load() {
 		return nil
 	}
-	_, err := p.call(ctx, http.MethodGet, p.base+"/whoami", nil, nil)
+	_, err := p.api.Call(ctx, http.MethodGet, p.base+"/whoami", nil, nil)
 	if err == nil {
 		p.apiOK.Store(true)
 		return nil
@@ -538,7 +484,7 @@ func (p *Provider) deleteGone(ctx context.Context, err error) error {
 
 // exists reads u before a create: false when it answers 404, true when it answers 2xx.
 func (p *Provider) exists(ctx context.Context, u string) (bool, error) {
-	_, err := p.call(ctx, http.MethodGet, u, nil, nil)
+	_, err := p.api.Call(ctx, http.MethodGet, u, nil, nil)
 	switch {
 	case err == nil:
 		return true, nil
@@ -559,7 +505,7 @@ func (p *Provider) createAt(ctx context.Context, u string, in any, what, parent 
 	case found:
 		return alreadyExists(what)
 	}
-	_, err := p.call(ctx, http.MethodPut, u, in, nil, secrets...)
+	_, err := p.api.Call(ctx, http.MethodPut, u, in, nil, secrets...)
 	return missingParent(err, parent)
 }
 

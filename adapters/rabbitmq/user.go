@@ -116,7 +116,7 @@ func (p *Provider) createUser(ctx context.Context, req resource.CreateRequest) (
 
 func (p *Provider) getUser(ctx context.Context, name string) (apiUser, error) {
 	var live apiUser
-	_, err := p.call(ctx, http.MethodGet, p.path("/users", name), nil, &live)
+	_, err := p.api.Call(ctx, http.MethodGet, p.path("/users", name), nil, &live)
 	return live, err
 }
 
@@ -153,13 +153,13 @@ func (p *Provider) updateUser(ctx context.Context, req resource.UpdateRequest) (
 			in.PasswordHash, in.HashingAlgorithm = live.PasswordHash, live.HashingAlgorithm
 		}
 	}
-	if _, err := p.call(ctx, http.MethodPut, p.path("/users", name), in, nil, usr.Password, in.PasswordHash); err != nil {
+	if _, err := p.api.Call(ctx, http.MethodPut, p.path("/users", name), in, nil, usr.Password, in.PasswordHash); err != nil {
 		return resource.UpdateResult{}, err
 	}
 	return resource.UpdateResult{Outputs: userOutputs(name)}, nil
 }
 
 func (p *Provider) deleteUser(ctx context.Context, req resource.DeleteRequest) error {
-	_, err := p.call(ctx, http.MethodDelete, p.path("/users", req.PhysicalID), nil, nil)
+	_, err := p.api.Call(ctx, http.MethodDelete, p.path("/users", req.PhysicalID), nil, nil)
 	return p.deleteGone(ctx, err)
 }

@@ -115,7 +115,7 @@ func (p *Provider) createVhost(ctx context.Context, req resource.CreateRequest) 
 
 func (p *Provider) getVhost(ctx context.Context, name string) (apiVhost, error) {
 	var live apiVhost
-	_, err := p.call(ctx, http.MethodGet, p.path("/vhosts", name), nil, &live)
+	_, err := p.api.Call(ctx, http.MethodGet, p.path("/vhosts", name), nil, &live)
 	return live, err
 }
 
@@ -153,7 +153,7 @@ func (p *Provider) updateVhost(ctx context.Context, req resource.UpdateRequest) 
 	if dqtChanged && v.DefaultQueueType == "" {
 		return resource.UpdateResult{}, fmt.Errorf("rabbitmq: vhost %q: defaultQueueType cannot be removed, RabbitMQ keeps it once set; set it to the type you want (classic is RabbitMQ's own default)", v.Name)
 	}
-	if _, err := p.call(ctx, http.MethodPut, p.path("/vhosts", v.Name), vhostIn(v), nil); err != nil {
+	if _, err := p.api.Call(ctx, http.MethodPut, p.path("/vhosts", v.Name), vhostIn(v), nil); err != nil {
 		return resource.UpdateResult{}, err
 	}
 	if dqtChanged {
@@ -173,6 +173,6 @@ func (p *Provider) updateVhost(ctx context.Context, req resource.UpdateRequest) 
 }
 
 func (p *Provider) deleteVhost(ctx context.Context, req resource.DeleteRequest) error {
-	_, err := p.call(ctx, http.MethodDelete, p.path("/vhosts", req.PhysicalID), nil, nil)
+	_, err := p.api.Call(ctx, http.MethodDelete, p.path("/vhosts", req.PhysicalID), nil, nil)
 	return p.deleteGone(ctx, err)
 }

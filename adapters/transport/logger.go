@@ -15,17 +15,7 @@ import (
 type logger struct {
 	l        *slog.Logger
 	provider string
-	secrets  []string
-}
-
-func newLogger(l *slog.Logger, provider string, secrets []string) *logger {
-	var keep []string
-	for _, s := range secrets {
-		if s != "" {
-			keep = append(keep, s)
-		}
-	}
-	return &logger{l: l, provider: provider, secrets: keep}
+	secrets  []string // none empty
 }
 
 func (g *logger) Error(msg string, kv ...any) { g.log(slog.LevelWarn, msg, kv) }

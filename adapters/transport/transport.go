@@ -1,5 +1,10 @@
 // Package transport is the HTTP client that every provider adapter sends its API requests through.
 //
+// An adapter builds one JSON (a JSON-over-HTTP API client) on one Client, with two hooks: Auth, which
+// authenticates each request, and Error, which decodes the API's error responses. JSON.Call encodes the
+// request, sends it, and decodes the response or the error; the adapter keeps only what is particular to
+// its API.
+//
 // It is the one place in cdkx that builds a github.com/hashicorp/go-retryablehttp client, so the retry
 // policy, the backoff, the logger and the "gave up" error are configured once:
 //
@@ -11,14 +16,13 @@
 //   - when the retries run out the error is a *RetryError naming the method, the URL, the number of
 //     attempts and the provider's own error message;
 //   - logs go to an optional *slog.Logger and never carry header values, URL credentials, query values or
-//     any of Options.Secrets.
+//     any of Options.Secrets, and neither do the messages of JSON.Call's errors.
 package transport
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hashicorp/go-cleanhttp"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -29,6 +33,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	cleanhttp "github.com/hashicorp/go-cleanhttp"
 	retryablehttp "github.com/hashicorp/go-retryablehttp"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
@@ -46,9 +51,6 @@ const (
 
 // MaxErrorText is how many bytes of an error body ErrorText keeps.
 const MaxErrorText = 512
-
-// maxErrorBody is how much of an error response body is read to find the provider's message.
-const maxErrorBody = 64 << 10
 
 // CheckRetry decides whether a request is tried again. It is called after every attempt with either the
 // response (err nil) or the error of http.Client.Do (resp nil). Return (true, nil) to retry, (false, nil)
@@ -94,13 +96,13 @@ type Options struct {
 	ResponseTimeout time.Duration
 	// Retry is the retry policy; its zero value is the defaults.
 	Retry Retry
-	// ErrorMessage extracts the provider's message from an error response whose body (at most 64 KiB)
-	// has been read already. Nil means ErrorText(body).
+	// ErrorMessage extracts the provider's message from an error response whose body (at most
+	// MaxErrorBody bytes) has been read already. Nil means ErrorText(body).
 	ErrorMessage func(resp *http.Response, body []byte) string
 	// Logger receives debug records of attempts and retries; nil logs nothing.
 	Logger *slog.Logger
-	// Secrets are strings (API keys, tokens) scrubbed from every log record, on top of the URL
-	// credentials and query values that are always scrubbed.
+	// Secrets are strings (API keys, tokens, passwords) scrubbed from every log record, on top of the URL
+	// credentials and query values that are always scrubbed, and from the messages of JSON.Call's errors.
 	Secrets []string
 }
 
@@ -109,6 +111,7 @@ type Client struct {
 	provider string
 	rc       *retryablehttp.Client
 	message  func(resp *http.Response, body []byte) string
+	secrets  []string // Options.Secrets without empty strings
 }
 
 // New returns a Client configured by opts.
@@ -155,14 +158,20 @@ func New(opts Options) *Client {
 			return nil, &stopped{resp: resp, err: err, attempts: attempts}
 		},
 	}
+	var secrets []string
+	for _, s := range opts.Secrets {
+		if s != "" {
+			secrets = append(secrets, s)
+		}
+	}
 	if opts.Logger != nil {
-		rc.Logger = newLogger(opts.Logger, opts.Provider, opts.Secrets)
+		rc.Logger = &logger{l: opts.Logger, provider: opts.Provider, secrets: secrets}
 	}
 	msg := opts.ErrorMessage
 	if msg == nil {
 		msg = func(_ *http.Response, body []byte) string { return ErrorText(body) }
 	}
-	return &Client{provider: opts.Provider, rc: rc, message: msg}
+	return &Client{provider: opts.Provider, rc: rc, message: msg, secrets: secrets}
 }
 
 // Do sends req (built with http.NewRequestWithContext; its body is buffered so that it can be resent)
@@ -177,6 +186,12 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s %s: %w", c.provider, req.Method, redact(req.URL), err)
 	}
+	return c.do(rreq)
+}
+
+// do is Do for a request that retryablehttp can resend already.
+func (c *Client) do(rreq *retryablehttp.Request) (*http.Response, error) {
+	req := rreq.Request
 	resp, err := c.rc.Do(rreq)
 	if err == nil {
 		return resp, nil
@@ -200,7 +215,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	re := &RetryError{Provider: c.provider, Method: req.Method, URL: where, Attempts: st.attempts}
 	switch {
 	case st.resp != nil:
-		body, _ := io.ReadAll(io.LimitReader(st.resp.Body, maxErrorBody))
+		body, _ := io.ReadAll(io.LimitReader(st.resp.Body, MaxErrorBody))
 		re.Status = st.resp.StatusCode
 		re.Err = &resource.ProviderError{Provider: c.provider, Method: req.Method, URL: where,
 			Status: st.resp.StatusCode, Message: c.message(st.resp, body)}
