@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -339,5 +341,60 @@ func TestJSONContextCancel(t *testing.T) {
 	}
 	if got := s.hits.Load(); got != 1 {
 		t.Errorf("server hits = %d, want 1 (no retry after cancel)", got)
+	}
+}
+
+// TestKeepsConnectionsForConcurrentRequests checks that the default client reuses its connections at
+// 10 requests in flight: net/http keeps only 2 idle connections per host, and go-cleanhttp
+// GOMAXPROCS+1, which would open new ones for most requests of every later round.
+func TestKeepsConnectionsForConcurrentRequests(t *testing.T) {
+	t.Parallel()
+	const inFlight, rounds = 10, 5
+	var (
+		mu      sync.Mutex
+		waiting int
+		round   = make(chan struct{})
+	)
+	// Each request waits until all inFlight requests of its round have arrived, so that the client
+	// really has inFlight connections open at once.
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		waiting++
+		ch := round
+		if waiting == inFlight {
+			waiting = 0
+			close(round)
+			round = make(chan struct{})
+		}
+		mu.Unlock()
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Error("a round never had all its requests in flight")
+		}
+		_, _ = io.WriteString(w, `{}`)
+	}))
+	var conns atomic.Int32
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	c := newJSON(transport.Options{})
+	for range rounds {
+		var wg sync.WaitGroup
+		for range inFlight {
+			wg.Go(func() {
+				if _, err := c.Call(t.Context(), http.MethodGet, s.URL, nil, new(any)); err != nil {
+					t.Errorf("Call = %v", err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if got := conns.Load(); got != inFlight {
+		t.Errorf("%d rounds of %d requests in flight opened %d connections, want %d", rounds, inFlight, got, inFlight)
 	}
 }

@@ -6,7 +6,7 @@
 // its API.
 //
 // It is the one place in cdkx that builds a github.com/hashicorp/go-retryablehttp client, so the retry
-// policy, the backoff, the logger and the "gave up" error are configured once:
+// policy, the backoff, the connection pool, the logger and the "gave up" error are configured once:
 //
 //   - network errors, 429 and 5xx (except 501) are retried; every other status is returned to the caller
 //     at once, so a 401, 404 or 422 costs exactly one request;
@@ -15,6 +15,8 @@
 //   - a cancelled context stops at once, also in the middle of a wait;
 //   - when the retries run out the error is a *RetryError naming the method, the URL, the number of
 //     attempts and the provider's own error message;
+//   - the default client keeps an idle connection for every request in flight (up to
+//     DefaultMaxIdleConnsPerHost), so that a keep-alive API is not dialled again for each request;
 //   - logs go to an optional *slog.Logger and never carry header values, URL credentials, query values or
 //     any of Options.Secrets, and neither do the messages of JSON.Call's errors.
 package transport
@@ -47,6 +49,9 @@ const (
 	DefaultMaxRetryAfter = 30 * time.Second
 	// DefaultResponseTimeout bounds the wait for response headers on one attempt of the default client.
 	DefaultResponseTimeout = 60 * time.Second
+	// DefaultMaxIdleConnsPerHost is how many idle keep-alive connections the default client keeps to its
+	// API, as many as requests in flight up to this bound, so that each request can reuse one.
+	DefaultMaxIdleConnsPerHost = 100
 )
 
 // MaxErrorText is how many bytes of an error body ErrorText keeps.
@@ -87,8 +92,10 @@ type Retry struct {
 type Options struct {
 	// Provider is the adapter's name, e.g. "powerdns": it prefixes errors and log records.
 	Provider string
-	// HTTPClient sends each attempt; nil means a pooled client (go-cleanhttp) whose attempts give up when
-	// no response header arrives within ResponseTimeout.
+	// HTTPClient sends each attempt; nil means a pooled client (go-cleanhttp) that keeps up to
+	// DefaultMaxIdleConnsPerHost idle connections (net/http keeps 2, and go-cleanhttp GOMAXPROCS+1, so
+	// that at 10 requests in flight most would open a new connection), and whose attempts give up when no
+	// response header arrives within ResponseTimeout.
 	HTTPClient *http.Client
 	// ResponseTimeout bounds the wait for a response's headers on each attempt of the default client
 	// (0: DefaultResponseTimeout). A server that accepts the connection and never answers is then retried
@@ -142,6 +149,7 @@ func New(opts Options) *Client {
 	if hc == nil {
 		hc = cleanhttp.DefaultPooledClient()
 		t := hc.Transport.(*http.Transport)
+		t.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
 		t.ResponseHeaderTimeout = opts.ResponseTimeout
 		if t.ResponseHeaderTimeout <= 0 {
 			t.ResponseHeaderTimeout = DefaultResponseTimeout
