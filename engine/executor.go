@@ -81,6 +81,7 @@ type executor struct {
 	at      func(Boundary, string, string)
 	global  chan struct{}
 	limits  map[string]chan struct{} // per provider (nil entry or absent: only the global limit)
+	local   map[string]bool          // providers whose objects exist only in state (ProviderInfo.StateOnly)
 	// inFlight counts provider calls in flight (Options.InFlight when set).
 	inFlight *atomic.Int64
 
@@ -92,13 +93,15 @@ type executor struct {
 func newExecutor(ctx context.Context, opts Options, l *ledger, t *tally) *executor {
 	x := &executor{reg: opts.Providers, ledger: l, tally: t, now: opts.Now, callCtx: context.WithoutCancel(ctx),
 		at: opts.AtBoundary, global: make(chan struct{}, opts.Concurrency), limits: map[string]chan struct{}{},
-		inFlight: opts.InFlight, serial: map[string]chan struct{}{}, down: map[string]downMark{}}
+		inFlight: opts.InFlight, serial: map[string]chan struct{}{}, down: map[string]downMark{}, local: map[string]bool{}}
 	if x.inFlight == nil {
 		x.inFlight = new(atomic.Int64)
 	}
 	for _, name := range opts.Providers.Names() {
 		n := opts.ProviderConcurrency[name]
-		if info, _ := opts.Providers.Info(name); n <= 0 {
+		info, _ := opts.Providers.Info(name)
+		x.local[name] = info.StateOnly
+		if n <= 0 {
 			n = info.DefaultConcurrency
 		}
 		if n > 0 && n < opts.Concurrency {
@@ -128,6 +131,11 @@ func (x *executor) run(ctx context.Context, s step) error {
 	}
 	if err != nil {
 		return x.settle(sub, s, err) // nothing was called, so nothing is pending
+	}
+	if x.local[sub.provider] {
+		// Objects that exist only in state: the call changes nothing outside, so it needs neither a slot
+		// nor a pending record; its outcome is the first record of the change.
+		return x.settle(sub, s, s.call(x.callCtx, prov))
 	}
 	release, ok := x.acquire(ctx, sub)
 	if !ok {

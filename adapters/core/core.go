@@ -47,10 +47,10 @@ type Provider struct{}
 // New returns the provider.
 func New() *Provider { return &Provider{} }
 
-// Info declares the provider "cdkx" and Cdkx::Core::Data. Its objects live only in state, so Locate can
-// always tell that an interrupted create made nothing.
+// Info declares the provider "cdkx" and Cdkx::Core::Data. Its objects live only in state (StateOnly: no
+// pending record, no concurrency slot), and Locate can always tell that an interrupted create made nothing.
 func (*Provider) Info() resource.ProviderInfo {
-	return resource.ProviderInfo{Name: Name, Schemas: []resource.Schema{dataSchema}, CanLocate: true}
+	return resource.ProviderInfo{Name: Name, Schemas: []resource.Schema{dataSchema}, CanLocate: true, StateOnly: true}
 }
 
 // Create assigns a new random UUID, which is both the physical ID and the id output.

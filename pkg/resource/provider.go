@@ -75,6 +75,10 @@ type ProviderInfo struct {
 	// the provider call and its record (objects named by their inputs). Without it such a create cannot be
 	// recovered automatically, and the run that finds it stops and says what to check by hand.
 	CanLocate bool
+	// StateOnly is set when the provider's objects exist only in cdkx state (Cdkx::Core::Data): its calls
+	// change nothing outside the process, so a crash can orphan nothing. The engine then writes no pending
+	// record before its calls and takes no concurrency slot for them (there is no API to spare).
+	StateOnly bool
 }
 
 // ErrCannotLocate is returned (wrapped) by Locate of a provider whose ProviderInfo.CanLocate is false.
