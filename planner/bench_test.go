@@ -155,3 +155,26 @@ func BenchmarkMakeChainedStacks(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSelectChainedStacks measures a targeted plan of N chained stacks (as BenchmarkMakeChainedStacks):
+// --target the last stack's resource, which reads the whole chain, and --exclude the middle one's, which
+// takes the second half out. Selection and the subgraph should grow linearly with N.
+func BenchmarkSelectChainedStacks(b *testing.B) {
+	for _, n := range []int{2500, 10000, 20000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			a, names := chainedStacks(n)
+			g, ds := planner.BuildGraph(a, names)
+			if ds.HasErrors() {
+				b.Fatal(ds.Err())
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				p, ds := planner.Make(planner.Input{Assembly: a, Stacks: names, State: map[string]*state.Stack{}, Schemas: lookup,
+					Graph: g, Targets: []string{names[n-1] + "/R"}, Excludes: []string{names[n/2] + "/R"}})
+				if ds.HasErrors() || len(p.Steps) != n/2 {
+					b.Fatalf("Make: %v, %d steps, want %d", ds.Err(), len(p.Steps), n/2)
+				}
+			}
+		})
+	}
+}
