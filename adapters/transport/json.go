@@ -67,7 +67,9 @@ func (c *JSON) Call(ctx context.Context, method, url string, in, out any, secret
 
 func (c *JSON) call(ctx context.Context, method, url string, in, out any) (http.Header, error) {
 	provider := c.Client.provider
-	var body []byte
+	// body is what retryablehttp resends on every attempt: a []byte, or nil for no body at all (a nil
+	// []byte would be an empty body of unknown length, which net/http probes before each request).
+	var body any
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
@@ -75,7 +77,6 @@ func (c *JSON) call(ctx context.Context, method, url string, in, out any) (http.
 		}
 		body = b
 	}
-	// A []byte body is resent as it is by every retry; nil is no body at all.
 	req, err := retryablehttp.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s %s: %w", provider, method, url, err)
