@@ -116,3 +116,17 @@ func TestCanonicalKeepsNumbersAsWritten(t *testing.T) {
 		t.Errorf("Canonical(%v) = %s, want %s", v, got, want)
 	}
 }
+
+// BenchmarkEqual compares two typical record sets' properties (equal, numbers written differently).
+func BenchmarkEqual(b *testing.B) {
+	a := map[string]any{"zoneId": "example.test.", "name": "www.example.test.", "type": "A", "ttl": json.Number("300"),
+		"records": []any{"127.0.0.1", "127.0.0.2"}, "weight": json.Number("1.50")}
+	c := map[string]any{"zoneId": "example.test.", "name": "www.example.test.", "type": "A", "ttl": json.Number("3e2"),
+		"records": []any{"127.0.0.1", "127.0.0.2"}, "weight": json.Number("1.5")}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !Equal(a, c) {
+			b.Fatal("Equal() = false")
+		}
+	}
+}
