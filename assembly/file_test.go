@@ -99,3 +99,14 @@ func TestFileReaderBudget(t *testing.T) {
 		t.Errorf("read(A.json) with 2 bytes left = %v, want %q", err, want)
 	}
 }
+
+func TestLoadMissingDirectory(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "cdkx.out")
+	a, ds := Load(dir)
+	want := []string{"error: " + filepath.Join(dir, ManifestFile) + ": manifest not found; " +
+		"synthesize the app first, or pass the directory that holds manifest.json"}
+	if diff := cmp.Diff(want, lines(ds)); diff != "" || a != nil {
+		t.Errorf("Load(%q) = %v, diagnostics mismatch (-want +got):\n%s", dir, a, diff)
+	}
+}
