@@ -25,16 +25,28 @@ type Assembly struct {
 	Assets []*Asset
 	// LocalFiles are the IDs of cdkx:local-files artifacts (listed, never deployed).
 	LocalFiles []string
+
+	mu      sync.Mutex        // guards byID and indexed
+	byID    map[string]*Stack // Stacks by ID, the first of duplicates
+	indexed int               // len(Stacks) when byID was built
 }
 
-// Stack returns the stack with the given artifact ID, or nil.
+// Stack returns the stack with the given artifact ID (the first one, should two share it), or nil. It
+// indexes Stacks on first use and again whenever stacks were appended since, so a lookup is O(1) and
+// planning N stacks stays linear; it is safe for concurrent use.
 func (a *Assembly) Stack(id string) *Stack {
-	for _, s := range a.Stacks {
-		if s.ID == id {
-			return s
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.byID == nil || a.indexed != len(a.Stacks) {
+		a.byID = make(map[string]*Stack, len(a.Stacks))
+		for _, s := range a.Stacks {
+			if _, dup := a.byID[s.ID]; !dup {
+				a.byID[s.ID] = s
+			}
 		}
+		a.indexed = len(a.Stacks)
 	}
-	return nil
+	return a.byID[id]
 }
 
 // Stack is one cdkx:stack artifact and its template.

@@ -351,7 +351,7 @@ func TestLoadReadsTheFormat(t *testing.T) {
 		},
 	}
 	ignore := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Template" }, cmp.Ignore())
-	if diff := cmp.Diff(want, a, ignore, cmpopts.IgnoreUnexported(Stack{})); diff != "" {
+	if diff := cmp.Diff(want, a, ignore, cmpopts.IgnoreUnexported(Stack{}, Assembly{})); diff != "" {
 		t.Errorf("Load() mismatch (-want +got):\n%s", diff)
 	}
 	if got := string(a.Stack("Mid").Template); !strings.HasPrefix(got, `{"outputs"`) {

@@ -17,18 +17,17 @@ import (
 // prints goes through Sanitize.
 func Plan(w io.Writer, p *planner.Plan, color bool) {
 	pal := newPalette(color)
+	byStack := map[string][]*planner.Step{} // grouped once: a scan per stack is quadratic in N stacks
+	for _, s := range p.Steps {
+		if s.Op != planner.OpSame {
+			byStack[s.Stack] = append(byStack[s.Stack], s)
+		}
+	}
+	for _, s := range p.Deletes {
+		byStack[s.Stack] = append(byStack[s.Stack], s)
+	}
 	for _, stack := range p.Stacks {
-		var steps []*planner.Step
-		for _, s := range p.Steps {
-			if s.Stack == stack && s.Op != planner.OpSame {
-				steps = append(steps, s)
-			}
-		}
-		for _, s := range p.Deletes {
-			if s.Stack == stack {
-				steps = append(steps, s)
-			}
-		}
+		steps := byStack[stack]
 		outs := outputChanges(p, stack)
 		if len(steps) == 0 && len(outs) == 0 {
 			fmt.Fprintf(w, "Stack %s: no changes\n\n", pal.bold.Render(Sanitize(stack)))
