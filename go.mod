@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/agext/levenshtein v1.2.3
 	github.com/charmbracelet/lipgloss v1.1.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/google/go-cmp v0.7.0
 	github.com/google/uuid v1.6.0
 	github.com/hashicorp/go-cleanhttp v0.5.2

@@ -149,6 +149,8 @@ func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentK
 		if err := r.opts.Backend.CreateDeployment(ctx, d); err != nil {
 			return nil, fmt.Errorf("record deployment of stack %s: %w", name, err)
 		}
+		d.Snapshot = nil // stored (GetDeployment reads it back): a 100k-resource run need not hold ~20 MB of it
+
 		out[name] = d
 		ids[name] = d.ID
 	}

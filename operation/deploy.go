@@ -62,6 +62,11 @@ func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) 
 	if plan == nil {
 		return nil, nil, &PlanError{Diagnostics: ds}
 	}
+	// The engine decides on inputs it resolves from real outputs; the predictions were for showing the
+	// plan, which is done. Letting them go keeps a large deploy's peak memory down.
+	for _, s := range plan.Steps {
+		s.Inputs = nil
+	}
 	if err := d.Providers.Configure(CalledProviders(plan)); err != nil {
 		return nil, plan, err
 	}

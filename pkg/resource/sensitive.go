@@ -58,8 +58,19 @@ func MatchesFingerprint(fingerprint, value any) bool {
 
 // StoredInputs returns inputs as state keeps them: every write-only property of s replaced by its
 // Fingerprint, reusing the salt of the same property in old (the last stored inputs) so that an unchanged
-// secret stores an unchanged fingerprint. Other values are shared, not copied.
+// secret stores an unchanged fingerprint. Other values are shared, not copied; inputs without a write-only
+// property are returned as they are (the caller must not change them afterwards).
 func StoredInputs(s Schema, inputs, old Properties) Properties {
+	writeOnly := false
+	for k, v := range inputs {
+		if s.Properties[k].WriteOnly && v != nil {
+			writeOnly = true
+			break
+		}
+	}
+	if !writeOnly {
+		return inputs
+	}
 	out := make(Properties, len(inputs))
 	for k, v := range inputs {
 		if !s.Properties[k].WriteOnly || v == nil {
