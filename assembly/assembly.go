@@ -70,8 +70,6 @@ type Stack struct {
 	Outputs map[string]*Output
 	// Legacy is set when the template uses the flat layout (top level is the map of resources).
 	Legacy bool
-	// Template is the template file's bytes as read, the deployment snapshot.
-	Template []byte
 	// Missing is set when the template file could not be read or parsed; the stack has no resources then.
 	Missing bool
 

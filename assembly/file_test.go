@@ -20,9 +20,6 @@ func TestLoadAcceptsByteOrderMark(t *testing.T) {
 	if got := len(a.Stack("A").Resources); got != 2 {
 		t.Errorf("Load() stack A has %d resources, want 2", got)
 	}
-	if got := string(a.Stack("A").Template); got != bom+net {
-		t.Errorf("Stack(A).Template = %q, want the file's bytes as read", got)
-	}
 	// Positions of syntax errors count from after the mark.
 	_, ds = loadFiles(t, map[string]string{"manifest.json": bom + manifest("A"), "A.json": bom + `{,}`})
 	want := []string{`error: cdkx.out/A.json:1:2: invalid JSON: invalid character ',' looking for beginning of object key string`}

@@ -84,7 +84,8 @@ func decode(data []byte) (any, issues, error) {
 		var raw json.RawMessage
 		return nil, issues{}, json.Unmarshal(data, &raw)
 	}
-	d := &decoder{dec: jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
+	// A *bytes.Buffer is parsed in place, without a copy of the document.
+	d := &decoder{dec: jsontext.NewDecoder(bytes.NewBuffer(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))}
 	v, err := d.value()
 	return v, d.found, err
 }
@@ -218,15 +219,25 @@ func (d *decoder) end() error {
 	return err
 }
 
+// isList reports whether v is a decoded list.
+func isList(v any) bool {
+	_, ok := v.([]any)
+	return ok
+}
+
 // plain converts decoded values into the shapes of resource.Properties: *object becomes map[string]any.
+// It takes the values over: the *object must not be used afterwards.
 func plain(v any) any {
 	switch v := v.(type) {
 	case *object:
-		m := make(map[string]any, len(v.keys))
-		for _, k := range v.keys {
-			m[k] = plain(v.vals[k])
+		// vals holds exactly the kept keys: it becomes the map, converted in place, instead of a copy (a
+		// large template's properties are most of a deploy's memory).
+		for k, e := range v.vals {
+			if _, leaf := e.(*object); leaf || isList(e) {
+				v.vals[k] = plain(e)
+			}
 		}
-		return m
+		return v.vals
 	case []any:
 		for i, e := range v {
 			v[i] = plain(e)

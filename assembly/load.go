@@ -77,7 +77,6 @@ func loadTemplate(a *Assembly, s *Stack, manifest string, readFile func(string) 
 		what := fmt.Sprintf("template file %q", s.File)
 		return diag.Diagnostics{readError(manifest, "artifacts."+s.ID+".properties.templateFile", what, err)}
 	}
-	s.Template = data
 	t, ds := parseTemplate(s.File, data)
 	if t == nil {
 		s.Missing = true

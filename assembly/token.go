@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -116,42 +117,71 @@ func JoinPath(path, key string) string {
 	return path + "." + key
 }
 
-// Resolve returns a copy of v with every token replaced by lookup's answer, and stops at lookup's first
-// error. The token's path under path is rendered for lookup (see TokenAt). Values that are not tokens are
-// copied as they are; the cost is linear in the size of v.
+// Resolve returns v with every token replaced by lookup's answer, and stops at lookup's first error. The
+// token's path under path is rendered for lookup (see TokenAt). Only the lists and objects on the way to a
+// token are copied; the rest of the result shares v's values (decoded values are never changed in place).
+// The cost is linear in the size of v.
 func Resolve(path string, v any, lookup func(at TokenAt) (any, error)) (any, error) {
 	return resolve(v, &jsonPath{prefix: path}, lookup)
 }
 
 func resolve(v any, at *jsonPath, lookup func(at TokenAt) (any, error)) (any, error) {
+	r, _, err := resolveShared(v, at, lookup)
+	return r, err
+}
+
+// resolveShared resolves v copy-on-write: a list or object without a token below it is returned as it is,
+// shared with v (decoded values are never changed in place), so that resolving a large template allocates
+// only along the paths to its tokens. changed reports whether a token was resolved in v.
+func resolveShared(v any, at *jsonPath, lookup func(at TokenAt) (any, error)) (r any, changed bool, err error) {
 	if t, ok := AsToken(v); ok {
-		return lookup(TokenAt{Token: t, Path: at.String()})
+		r, err := lookup(TokenAt{Token: t, Path: at.String()})
+		return r, true, err
 	}
 	switch v := v.(type) {
 	case map[string]any:
-		m := make(map[string]any, len(v))
+		var m map[string]any
 		for k, e := range v {
 			at.pushKey(k)
-			r, err := resolve(e, at, lookup)
+			r, changed, err := resolveShared(e, at, lookup)
 			at.pop()
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			m[k] = r
+			if changed {
+				if m == nil {
+					m = make(map[string]any, len(v))
+					for k2, e2 := range v {
+						m[k2] = e2
+					}
+				}
+				m[k] = r
+			}
 		}
-		return m, nil
+		if m == nil {
+			return v, false, nil
+		}
+		return m, true, nil
 	case []any:
-		s := make([]any, len(v))
+		var s []any
 		for i, e := range v {
 			at.pushIndex(i)
-			r, err := resolve(e, at, lookup)
+			r, changed, err := resolveShared(e, at, lookup)
 			at.pop()
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
-			s[i] = r
+			if changed {
+				if s == nil {
+					s = slices.Clone(v)
+				}
+				s[i] = r
+			}
 		}
-		return s, nil
+		if s == nil {
+			return v, false, nil
+		}
+		return s, true, nil
 	}
-	return v, nil
+	return v, false, nil
 }

@@ -76,7 +76,7 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 		r.stackEvent(name, r.stackStatus(name, "IN_PROGRESS"), "")
 	}
 
-	res := walk(ctx, p.Graph, func(id int) error {
+	res := walk(ctx, p.Graph, visitLimit(r.opts.Concurrency), func(id int) error {
 		n := p.Graph.Nodes[id]
 		if n.Kind == planner.StackNode {
 			return r.completeStack(p.Assembly.Stack(n.Stack), p.Selection.IsPartial(n.Stack))
@@ -170,7 +170,7 @@ func Destroy(ctx context.Context, stacks []*state.Stack, opts Options) (*Result,
 
 // teardown runs the delete steps of g (dependents first) through the executor.
 func (r *run) teardown(ctx context.Context, g *planner.Graph) *walkResult {
-	return walk(ctx, g, func(id int) error {
+	return walk(ctx, g, visitLimit(r.opts.Concurrency), func(id int) error {
 		return r.deleteStep(ctx, g.Nodes[id].Step)
 	}, func(id, root int) {
 		n := g.Nodes[id]

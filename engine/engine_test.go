@@ -510,8 +510,7 @@ func TestWriteOnlyNeverStored(t *testing.T) {
 	mk := func(secret string) *assembly.Assembly {
 		return &assembly.Assembly{Stacks: []*assembly.Stack{{ID: "S", Outputs: map[string]*assembly.Output{}, Resources: []*assembly.Resource{{
 			LogicalID: "U", Type: enginetest.CloudType, Provider: "fake", Path: "resources.U",
-			Properties: resource.Properties{"key": "u", "secret": secret}}},
-			Template: []byte(`{"resources":{"U":{"type":"Fake::Test::Thing","properties":{"key":"u","secret":"` + secret + `"}}}}`)}}}
+			Properties: resource.Properties{"key": "u", "secret": secret}}}}}}
 	}
 	for _, step := range []struct {
 		secret string

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -23,6 +24,8 @@ type journal struct {
 	reqs chan *commitReq
 	done chan struct{}
 	err  error // the first failed commit; only the journal's goroutine touches it
+	// failed is err for other goroutines: set once, when the first commit fails.
+	failed atomic.Pointer[error]
 	// dryRun makes every commit succeed without writing: events still reach onEvent (diff --refresh).
 	dryRun bool
 	// versions holds each stack's version after the journal's last commit to it; read it after close.
@@ -48,6 +51,20 @@ func (j *journal) enqueue(stack string, changes []state.Change, events ...Event)
 	r := &commitReq{stack: stack, changes: changes, events: events, err: make(chan error, 1)}
 	j.reqs <- r
 	return r.err
+}
+
+// send queues changes and events for stack without a way to wait for them: a failure to write them is
+// the journal's sticky error (failure), which fails every later request.
+func (j *journal) send(stack string, changes []state.Change, events ...Event) {
+	j.reqs <- &commitReq{stack: stack, changes: changes, events: events}
+}
+
+// failure returns the first failed commit's error, or nil; safe from any goroutine.
+func (j *journal) failure() error {
+	if e := j.failed.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // close stops the journal after every queued request is committed.
@@ -103,6 +120,9 @@ func (j *journal) flush(batch []*commitReq) {
 		if err == nil && !j.dryRun {
 			err = j.commitWithRetry(stack, changes, events)
 			j.err = err
+			if err != nil {
+				j.failed.Store(&err)
+			}
 		}
 		for _, r := range reqs {
 			if err == nil && j.onEvent != nil {
@@ -110,7 +130,9 @@ func (j *journal) flush(batch []*commitReq) {
 					j.onEvent(e)
 				}
 			}
-			r.err <- err
+			if r.err != nil {
+				r.err <- err
+			}
 		}
 	}
 }

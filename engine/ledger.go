@@ -15,8 +15,6 @@ import (
 type ledger struct {
 	j   *journal
 	now func() time.Time
-	// results counts the queued successful outcomes still waiting for their commit.
-	results sync.WaitGroup
 
 	mu       sync.Mutex
 	stacks   map[string]*state.Stack // guarded by mu, and so is every record in them
@@ -35,16 +33,22 @@ func (l *ledger) current(stack, logicalID string) *state.Resource {
 	return l.stacks[stack].Resources[logicalID]
 }
 
-// failed returns the first failed state write, or nil.
+// failed returns the first failed state write, or nil: one a caller waited for, or one the journal met
+// with a change nobody waits for (applyAsync).
 func (l *ledger) failed() error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.stateErr
+	err := l.stateErr
+	l.mu.Unlock()
+	if err == nil && l.j != nil {
+		err = l.j.failure()
+	}
+	return err
 }
 
 // enqueue makes a resource's change visible in memory and queues it with its event: next replaces the
-// record, drop removes it, neither leaves it as it is (only the event is recorded).
-func (l *ledger) enqueue(stack, logicalID string, next *state.Resource, drop bool, e Event) <-chan error {
+// record, drop removes it, neither leaves it as it is (only the event is recorded). With wait false the
+// returned channel is nil: nobody waits for the commit (see applyAsync).
+func (l *ledger) enqueue(stack, logicalID string, next *state.Resource, drop bool, e Event, wait bool) <-chan error {
 	now := l.now().UTC()
 	e.Time = now
 	l.mu.Lock()
@@ -59,19 +63,23 @@ func (l *ledger) enqueue(stack, logicalID string, next *state.Resource, drop boo
 		l.stacks[stack].Resources[logicalID] = next
 		changes = []state.Change{{Kind: state.PutResource, Resource: next}}
 	}
+	if !wait {
+		l.j.send(stack, changes, e)
+		return nil
+	}
 	return l.j.enqueue(stack, changes, e)
 }
 
 // apply records a change and waits until it is durable.
 func (l *ledger) apply(stack, logicalID string, next *state.Resource, drop bool, e Event) error {
-	return l.wait(l.enqueue(stack, logicalID, next, drop, e))
+	return l.wait(l.enqueue(stack, logicalID, next, drop, e, true))
 }
 
-// applyAsync records a change without waiting: a failure to write it is remembered by the journal and stops
-// the run at the next write.
+// applyAsync records a change without waiting: a failure to write it is the journal's sticky error, which
+// fails every later write and stops the run (failed). No goroutine waits for it: a large run of instant
+// steps would otherwise hold one per step queued behind the journal.
 func (l *ledger) applyAsync(stack, logicalID string, next *state.Resource, drop bool, e Event) {
-	ch := l.enqueue(stack, logicalID, next, drop, e)
-	l.results.Go(func() { _ = l.wait(ch) })
+	l.enqueue(stack, logicalID, next, drop, e, false)
 }
 
 // put records a resource's new record and waits until it is durable.
@@ -91,7 +99,7 @@ func (l *ledger) record(stack string, changes []state.Change, events ...Event) e
 // event queues an event without waiting (the walker must not block on state; the journal keeps the order).
 func (l *ledger) event(stack string, e Event) {
 	e.Time = l.now().UTC()
-	l.j.enqueue(stack, nil, e)
+	l.j.send(stack, nil, e)
 }
 
 // putStack applies a stack-level change in memory and records it with its events.
@@ -117,7 +125,6 @@ func (l *ledger) wait(ch <-chan error) error {
 // close stops the journal once everything queued is committed and returns the first failed write.
 func (l *ledger) close() error {
 	l.j.close()
-	l.results.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.j.err != nil && l.stateErr == nil { // the journal's goroutine is done: reading its err is safe

@@ -73,7 +73,7 @@ func (r *deployRun) rollback(ctx context.Context, stacks []string) map[string]bo
 	// recorded as UPDATE_ROLLBACK_FAILED) but does not keep the others from restoring what they can.
 	ctx = context.WithoutCancel(ctx)
 	var mu sync.Mutex
-	walk(ctx, g, func(id int) error {
+	walk(ctx, g, visitLimit(r.opts.Concurrency), func(id int) error {
 		n := g.Nodes[id]
 		if err := r.undo(ctx, changes[n.Stack+"/"+n.LogicalID]); err != nil {
 			mu.Lock()

@@ -29,14 +29,15 @@ type walkResult struct {
 
 // walk visits every node of g after all of its dependencies are done — by dependency, not in waves: a node
 // starts the moment its own dependencies are done. Independent nodes run concurrently, each in its own
-// goroutine; limiting provider calls is the visitor's business (a semaphore), not the walker's.
+// goroutine, at most limit at once (0: no limit; ready nodes beyond it wait in order, costing no goroutine);
+// limiting provider calls is the visitor's business (a semaphore), not the walker's.
 //
 // When visit fails, every node downstream is skipped at once (skip is called for each, with the ID of the
 // failed node), and independent branches go on. When ctx is cancelled, no new node starts; running visits
 // finish, and a visit that returns errNotStarted (it was still waiting for a concurrency slot) counts as
 // not started. A panic in visit becomes that node's error. walk returns when no visit is running; visit and skip
 // are never called after that. skip is called from walk's own goroutine, never concurrently with itself.
-func walk(ctx context.Context, g *planner.Graph, visit func(id int) error, skip func(id, root int)) *walkResult {
+func walk(ctx context.Context, g *planner.Graph, limit int, visit func(id int) error, skip func(id, root int)) *walkResult {
 	n := len(g.Nodes)
 	res := &walkResult{outcomes: make([]outcome, n), errs: make([]error, n), root: make([]int, n)}
 	remaining := make([]int, n)
@@ -79,7 +80,9 @@ func walk(ctx context.Context, g *planner.Graph, visit func(id int) error, skip 
 		}
 	}
 	for len(ready) > 0 || running > 0 {
-		for _, id := range ready {
+		next := 0 // ready[next:] wait for a free visit
+		for ; next < len(ready) && (limit <= 0 || running < limit); next++ {
+			id := ready[next]
 			if res.outcomes[id] != outcomePending {
 				continue
 			}
@@ -89,7 +92,15 @@ func walk(ctx context.Context, g *planner.Graph, visit func(id int) error, skip 
 			}
 			start(id)
 		}
-		ready = ready[:0]
+		ready = append(ready[:0], ready[next:]...)
+		if ctx.Err() != nil {
+			for _, id := range ready {
+				if res.outcomes[id] == outcomePending {
+					res.outcomes[id] = outcomeNotStarted
+				}
+			}
+			ready = ready[:0]
+		}
 		if running == 0 {
 			break
 		}
@@ -130,3 +141,8 @@ func (res *walkResult) count(o outcome) int {
 	}
 	return n
 }
+
+// visitLimit is the number of visits a walk runs at once for a run of concurrency provider calls: enough
+// that every slot stays busy while other visits resolve inputs, record results or wait for a per-provider
+// or serial-key slot, and bounded, so that 10,000 ready resources do not hold 10,000 goroutines.
+func visitLimit(concurrency int) int { return 8*concurrency + 256 }
