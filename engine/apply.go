@@ -171,7 +171,7 @@ func Destroy(ctx context.Context, stacks []*state.Stack, opts Options) (*Result,
 // teardown runs the delete steps of g (dependents first) through the executor.
 func (r *run) teardown(ctx context.Context, g *planner.Graph) *walkResult {
 	return walk(ctx, g, visitLimit(r.opts.Concurrency), func(id int) error {
-		return r.deleteStep(ctx, g.Nodes[id].Step)
+		return r.teardownStep(ctx, g.Nodes[id].Step)
 	}, func(id, root int) {
 		n := g.Nodes[id]
 		r.tally.done(Skipped)
@@ -180,9 +180,9 @@ func (r *run) teardown(ctx context.Context, g *planner.Graph) *walkResult {
 	})
 }
 
-// deleteStep deletes one object: a resource's live object (then its record goes) or an object left by a
+// teardownStep deletes one object: a resource's live object (then its record goes) or an object left by a
 // replacement (then it leaves the record's Replaced list).
-func (r *run) deleteStep(ctx context.Context, ps *planner.Step) error {
+func (r *run) teardownStep(ctx context.Context, ps *planner.Step) error {
 	sub := subject{stack: ps.Stack, logicalID: ps.LogicalID, typ: ps.Type}
 	if ps.Object != nil {
 		sub.provider = ps.Object.Provider
