@@ -832,7 +832,7 @@ func cmdChecklist(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		// Assemblies with errors (a missing template) are still listed, and exit 1.
 		var ee *exec.ExitError
-		if err := ts.Exec("cdkx", "list", "--app", dir); err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		if err := ts.Exec("cdkx", "list", "--app", dir); err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 1) {
 			ts.Fatalf("checklist: cdkx list --app %s: %v", dir, err)
 		}
 		out := ts.ReadFile("stdout")
