@@ -866,7 +866,7 @@ type svcLive struct {
 	mu      sync.Mutex
 	out     strings.Builder
 	stdout  bytes.Buffer
-	started int // CREATE_IN_PROGRESS lines of resources
+	started int // resource creates started (Data: CREATE_COMPLETE lines, see svcStart)
 	last    time.Time
 	gap     time.Duration // the longest time between two of them
 	code    int
@@ -897,7 +897,10 @@ func svcStart(t *testing.T, bin, dir string, env []string, args ...string) *svcL
 			line := sc.Text()
 			l.mu.Lock()
 			l.out.WriteString(line + "\n")
-			if strings.Contains(line, "CREATE_IN_PROGRESS") && strings.Contains(line, "Cdkx::Core::Data") {
+			// A Data create shows only its CREATE_COMPLETE (a state-only provider's call has no pending
+			// record), so that line counts as its start.
+			if (strings.Contains(line, "CREATE_IN_PROGRESS") || strings.Contains(line, "CREATE_COMPLETE")) &&
+				strings.Contains(line, "Cdkx::Core::Data") {
 				now := time.Now()
 				if l.started++; l.started > 1 {
 					l.gap = max(l.gap, now.Sub(l.last))
