@@ -1,6 +1,6 @@
 // Package assembly reads and validates a cloud assembly: cdkx.out/manifest.json and its stack templates.
 //
-// The format is described in shared/reference/cloud-assembly.md. Load never stops at the first problem: it
+// The format is described in docs/cloud-assembly.md. Load never stops at the first problem: it
 // returns every diagnostic of one pass, each with the file and JSON path it concerns.
 package assembly
 

@@ -1,5 +1,5 @@
 // Package service is the state.Backend on a cdkx state service (`cdkx server`, see
-// pkg/server and shared/reference/state-service.md), over HTTP.
+// pkg/server and "Running cdkx server" in README.md), over HTTP.
 //
 // A stack S maps to the service's stack ORG/PROJECT/S. Its state is stored as a Pulumi deployment laid
 // out one resource per line (document.go), so that each Commit sends only the text edits of the resources
