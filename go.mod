@@ -19,6 +19,7 @@ require (
 	golang.org/x/sys v0.49.0
 	golang.org/x/term v0.47.0
 	gonum.org/v1/gonum v0.17.0
+	gotest.tools/v3 v3.5.2
 	modernc.org/sqlite v1.61.1
 )
 

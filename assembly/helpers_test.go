@@ -1,21 +1,15 @@
 package assembly
 
 import (
-	"flag"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
 // loadFiles loads an assembly held in memory: files are keyed by their name inside "cdkx.out".
 func loadFiles(t *testing.T, files map[string]string) (*Assembly, diag.Diagnostics) {
@@ -48,22 +42,4 @@ func lines(ds diag.Diagnostics) []string {
 		out[i] = d.String()
 	}
 	return out
-}
-
-// golden compares got with testdata/<name>.golden, or rewrites the file under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	file := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", file, diff)
-	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"gotest.tools/v3/golden"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -378,7 +380,7 @@ func TestLoadFixtures(t *testing.T) {
 			b.WriteString(l + "\n")
 		}
 	}
-	golden(t, t.Name(), b.String())
+	golden.Assert(t, b.String(), t.Name()+".golden")
 }
 
 // sharedAssemblies is where CI checks out the shared samples, beside the repository.

@@ -5,35 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"gotest.tools/v3/golden"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/<name>.golden, or rewrites it under -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	file := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", file, diff)
-	}
-}
 
 // writeAssembly writes a manifest of one stack A and its template into a new directory.
 func writeAssembly(t *testing.T, template string) string {
@@ -97,7 +76,7 @@ func TestListRun(t *testing.T) {
 				return
 			}
 			got := "== stdout\n" + out.String() + "== stderr\n" + string(bytes.ReplaceAll(errOut.Bytes(), []byte(dir), []byte("DIR")))
-			golden(t, "TestListRun-"+filepath.Base(t.Name()), got)
+			golden.Assert(t, got, "TestListRun-"+filepath.Base(t.Name())+".golden")
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"gotest.tools/v3/golden"
+
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
@@ -75,7 +77,7 @@ func TestTableSanitizes(t *testing.T) {
 			Err: errors.New("powerdns: 422: " + hostile)}}}
 	tab.Summary(view.Summary{Command: "deploy", Result: res, Elapsed: time.Second})
 	checkPrintable(t, buf.String())
-	golden(t, "TestTableSanitizes", buf.Bytes())
+	golden.Assert(t, buf.String(), "TestTableSanitizes.golden")
 }
 
 func TestPlanSanitizes(t *testing.T) {
@@ -101,7 +103,7 @@ func TestPlanSanitizes(t *testing.T) {
 	view.Plan(&buf, p, false)
 	view.Outputs(&buf, []string{"App" + hostile}, map[string]map[string]any{"App" + hostile: {"Key" + hostile: "v" + hostile}})
 	checkPrintable(t, buf.String())
-	golden(t, "TestPlanSanitizes", buf.Bytes())
+	golden.Assert(t, buf.String(), "TestPlanSanitizes.golden")
 }
 
 func TestDiagnosticsSanitize(t *testing.T) {
@@ -114,5 +116,5 @@ func TestDiagnosticsSanitize(t *testing.T) {
 	if got := strings.Count(buf.String(), "\n"); got != 2 {
 		t.Errorf("Diagnostics() printed %d lines, want 2:\n%s", got, buf.String())
 	}
-	golden(t, "TestDiagnosticsSanitize", buf.Bytes())
+	golden.Assert(t, buf.String(), "TestDiagnosticsSanitize.golden")
 }

@@ -4,12 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"gotest.tools/v3/golden"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -20,25 +19,6 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with -update to create it): %v", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
-}
 
 var t0 = time.Date(2026, 11, 21, 6, 0, 0, 0, time.UTC)
 
@@ -76,7 +56,7 @@ func TestTable(t *testing.T) {
 			res := &engine.Result{Counts: map[engine.Status]int{engine.CreateComplete: 1, engine.CreateFailed: 1, engine.Skipped: 1},
 				Failures: []engine.Failure{{Stack: "Zones", LogicalID: "ZonesBadE5F6A7B8", Status: engine.CreateFailed, Err: errors.New("422: bad content")}}}
 			tab.Summary(view.Summary{Command: "deploy", Result: res, Elapsed: 3*time.Second + 141*time.Millisecond})
-			golden(t, "TestTable-"+tc.name, buf.Bytes())
+			golden.Assert(t, buf.String(), "TestTable-"+tc.name+".golden")
 		})
 	}
 }
@@ -136,5 +116,5 @@ func TestPlan(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	view.Plan(&buf, p, false)
-	golden(t, "TestPlan", buf.Bytes())
+	golden.Assert(t, buf.String(), "TestPlan.golden")
 }
