@@ -70,15 +70,11 @@ func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) 
 	if err := d.Providers.Configure(CalledProviders(plan)); err != nil {
 		return nil, plan, err
 	}
-	var v View
-	if d.NewView != nil {
-		var types, ids []string
-		for _, s := range append(slices.Clone(plan.Steps), plan.Deletes...) {
-			types, ids = append(types, s.Type), append(ids, s.LogicalID)
-		}
-		v = d.NewView(plan.Stacks, types, ids)
+	what := shown{stacks: plan.Stacks}
+	for _, s := range append(slices.Clone(plan.Steps), plan.Deletes...) {
+		what.types, what.ids = append(what.types, s.Type), append(what.ids, s.LogicalID)
 	}
-	res, err := d.runView(ctx, v, func(opts engine.Options) (*engine.Result, error) {
+	res, err := d.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
 		opts.NoRollback = d.NoRollback
 		return engine.Deploy(ctx, plan, opts)
 	})
@@ -233,7 +229,7 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 	if err := d.configure(stacks, nil); err != nil {
 		return nil, err
 	}
-	return d.run(ctx, stacks, nil, func(opts engine.Options) (*engine.Result, error) {
+	return d.run(ctx, shownOf(stacks, nil), func(opts engine.Options) (*engine.Result, error) {
 		opts.Selection = sel
 		return engine.Destroy(ctx, stacks, opts)
 	})
@@ -317,11 +313,8 @@ func (i Import) Run(ctx context.Context) (*engine.Result, error) {
 	if err := i.Providers.Configure([]string{i.Resource.Provider}); err != nil {
 		return nil, err
 	}
-	var v View
-	if i.NewView != nil {
-		v = i.NewView([]string{i.Stack}, []string{i.Resource.Type}, []string{i.Resource.LogicalID})
-	}
-	return i.runView(ctx, v, func(opts engine.Options) (*engine.Result, error) {
+	what := shown{stacks: []string{i.Stack}, types: []string{i.Resource.Type}, ids: []string{i.Resource.LogicalID}}
+	return i.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
 		return engine.Import(ctx, st, i.Resource, i.PhysicalID, opts)
 	})
 }

@@ -115,28 +115,33 @@ func (e Env) options(v View, inFlight *atomic.Int64) engine.Options {
 		CdkxVersion: e.Version, InFlight: inFlight}
 }
 
-// run runs one engine call over stacks with its view (NewView), the ticker driving its Tick and the
-// interrupt notice armed, and stops both before it returns.
-func (e Env) run(ctx context.Context, stacks []*state.Stack, only func(*state.Resource) bool,
-	f func(opts engine.Options) (*engine.Result, error)) (*engine.Result, error) {
-	var v View
-	if e.NewView != nil {
-		var names, types, ids []string
-		for _, st := range stacks {
-			names = append(names, st.Name)
-			for _, r := range st.Resources {
-				if only == nil || only(r) {
-					types, ids = append(types, r.Type), append(ids, r.LogicalID)
-				}
-			}
-		}
-		v = e.NewView(names, types, ids)
-	}
-	return e.runView(ctx, v, f)
+// shown is what one engine run may show: its stacks and each resource's type and logical ID (a table
+// sizes its columns by them).
+type shown struct {
+	stacks, types, ids []string
 }
 
-// runView is run with a view of the caller's.
-func (e Env) runView(ctx context.Context, v View, f func(opts engine.Options) (*engine.Result, error)) (*engine.Result, error) {
+// shownOf returns what a run over stacks shows: the resources only selects (nil: all).
+func shownOf(stacks []*state.Stack, only func(*state.Resource) bool) shown {
+	var s shown
+	for _, st := range stacks {
+		s.stacks = append(s.stacks, st.Name)
+		for _, r := range st.Resources {
+			if only == nil || only(r) {
+				s.types, s.ids = append(s.types, r.Type), append(s.ids, r.LogicalID)
+			}
+		}
+	}
+	return s
+}
+
+// run runs one engine call with the view of what it shows (NewView), the ticker driving its Tick and the
+// interrupt notice armed, and stops both before it returns.
+func (e Env) run(ctx context.Context, what shown, f func(opts engine.Options) (*engine.Result, error)) (*engine.Result, error) {
+	var v View
+	if e.NewView != nil {
+		v = e.NewView(what.stacks, what.types, what.ids)
+	}
 	var inFlight atomic.Int64
 	done := make(chan struct{})
 	stopped := make(chan struct{})
@@ -244,7 +249,7 @@ func (s Settle) Run(ctx context.Context) (map[string]*state.Stack, error) {
 	if err := s.configure(stacks, only); err != nil {
 		return nil, err
 	}
-	res, err := s.run(ctx, stacks, only, func(opts engine.Options) (*engine.Result, error) {
+	res, err := s.run(ctx, shownOf(stacks, only), func(opts engine.Options) (*engine.Result, error) {
 		return engine.Refresh(ctx, stacks, opts, engine.RefreshOptions{PendingOnly: !s.Full, DryRun: s.DryRun})
 	})
 	if err != nil {
@@ -302,7 +307,7 @@ func (r Refresh) Run(ctx context.Context) (*engine.Result, error) {
 	if err := r.configure(stacks, nil); err != nil {
 		return nil, err
 	}
-	return r.run(ctx, stacks, nil, func(opts engine.Options) (*engine.Result, error) {
+	return r.run(ctx, shownOf(stacks, nil), func(opts engine.Options) (*engine.Result, error) {
 		return engine.Refresh(ctx, stacks, opts, engine.RefreshOptions{})
 	})
 }
