@@ -137,8 +137,7 @@ func (r *deployRun) skip(node, root *planner.Node) {
 	if root.Stack != node.Stack {
 		reason = fmt.Sprintf("stack %s did not complete (%s failed)", root.Stack, root.Key())
 	}
-	r.tally.done(Skipped)
-	r.ledger.event(node.Stack, Event{Stack: node.Stack, Type: node.Step.Type, LogicalID: node.LogicalID, Status: Skipped, Reason: reason})
+	r.markSkipped(node, reason)
 }
 
 // Destroy deletes every object recorded in stacks — driven by state, not by the assembly — in reverse
@@ -173,11 +172,15 @@ func (r *run) teardown(ctx context.Context, g *planner.Graph) *walkResult {
 	return walk(ctx, g, visitLimit(r.opts.Concurrency), func(id int) error {
 		return r.teardownStep(ctx, g.Nodes[id].Step)
 	}, func(id, root int) {
-		n := g.Nodes[id]
-		r.tally.done(Skipped)
-		r.ledger.event(n.Stack, Event{Stack: n.Stack, Type: n.Step.Type, LogicalID: n.LogicalID, Status: Skipped,
-			Reason: fmt.Sprintf("dependency %s failed", g.Nodes[root].Key())})
+		r.markSkipped(g.Nodes[id], fmt.Sprintf("dependency %s failed", g.Nodes[root].Key()))
 	})
+}
+
+// markSkipped counts a resource node that will not run and records its SKIPPED event, without waiting (the
+// walker must not block on state; the journal keeps the order).
+func (r *run) markSkipped(n *planner.Node, reason string) {
+	r.tally.done(Skipped)
+	r.ledger.event(n.Stack, Event{Stack: n.Stack, Type: n.Step.Type, LogicalID: n.LogicalID, Status: Skipped, Reason: reason})
 }
 
 // teardownStep deletes one object: a resource's live object (then its record goes) or an object left by a
