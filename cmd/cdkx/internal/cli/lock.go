@@ -17,13 +17,20 @@ import (
 // over. A lock still held after that is an *ExitError with code ExitLocked naming the holder.
 func Lock(ctx context.Context, f *Factory, cfg *Config, b state.Backend, stacks []string, operation string) (func(), error) {
 	now := f.Now().UTC()
-	info := state.LockInfo{ID: uuid.NewString(), Operation: operation, User: UserName(), PID: os.Getpid(),
-		StartedAt: now, HeartbeatAt: now}
-	info.Host, _ = os.Hostname()
+	info := LockHolder()
+	info.Operation, info.StartedAt, info.HeartbeatAt = operation, now, now
 	release, err := engine.LockStacks(ctx, b, stacks, info, cfg.LockTimeout, LockWaitNotice(f.IO, cfg))
 	var le *state.LockedError
 	if errors.As(err, &le) {
 		return nil, &ExitError{Code: ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
 	}
 	return release, err
+}
+
+// LockHolder describes this process as the holder of stack locks: a new lock ID, the user, the host and
+// the PID (the operation and times are the caller's).
+func LockHolder() state.LockInfo {
+	info := state.LockInfo{ID: uuid.NewString(), User: UserName(), PID: os.Getpid()}
+	info.Host, _ = os.Hostname()
+	return info
 }

@@ -3,11 +3,8 @@ package project
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
@@ -20,11 +17,9 @@ import (
 // stderr (or JSON lines on stdout with --json), the factory's clock and ticker, the configured limits, this
 // process as lock holder waiting up to --lock-timeout, and the interrupt notice.
 func Env(f *cli.Factory, cfg *cli.Config, b state.Backend, reg *engine.Registry) operation.Env {
-	holder := state.LockInfo{ID: uuid.NewString(), User: cli.UserName(), PID: os.Getpid()}
-	holder.Host, _ = os.Hostname()
 	env := operation.Env{Backend: b, Providers: reg, Now: f.Now, Ticker: f.Ticker,
 		Concurrency: cfg.Concurrency, ProviderConcurrency: cfg.ProviderConcurrency,
-		Lock:      operation.LockPolicy{Holder: holder, Timeout: cfg.LockTimeout, Notify: cli.LockWaitNotice(f.IO, cfg)},
+		Lock:      operation.LockPolicy{Holder: cli.LockHolder(), Timeout: cfg.LockTimeout, Notify: cli.LockWaitNotice(f.IO, cfg)},
 		CreatedBy: cli.CreatedBy(), Version: f.Version,
 		NewView: func(stacks, types, ids []string) operation.View { return Events(f, cfg, stacks, types, ids) },
 	}
