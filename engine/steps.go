@@ -224,9 +224,16 @@ func forgetReplaced(cur *state.Resource, physicalID string, e Event, count Statu
 	return stepOutcome{next: &next, event: e, count: count}
 }
 
+// readOnly is embedded by the steps whose call changes nothing at the provider (reads): they write no
+// pending record before it.
+type readOnly struct{}
+
+func (readOnly) begin(*state.Resource, time.Time) (*state.Resource, Event) { return nil, Event{} }
+
 // readStep reads one recorded object (refresh, and the settling of an interrupted update or delete). It
 // changes nothing at the provider, so it has no pending operation; its outcome is decided by refreshed.
 type readStep struct {
+	readOnly
 	sub    subject
 	rec    *state.Resource
 	schema resource.Schema
@@ -236,8 +243,6 @@ type readStep struct {
 }
 
 func (s *readStep) subject() subject { return s.sub }
-
-func (s *readStep) begin(*state.Resource, time.Time) (*state.Resource, Event) { return nil, Event{} }
 
 func (s *readStep) call(ctx context.Context, p Provider) error {
 	var err error
@@ -262,6 +267,7 @@ func readFailed(rec *state.Resource, err error) stepOutcome {
 // locateStep settles a create that was interrupted between its call and its record: the object is
 // looked up by the inputs that were sent (Provider.Locate), then read.
 type locateStep struct {
+	readOnly
 	sub subject
 	rec *state.Resource
 
@@ -271,8 +277,6 @@ type locateStep struct {
 }
 
 func (s *locateStep) subject() subject { return s.sub }
-
-func (s *locateStep) begin(*state.Resource, time.Time) (*state.Resource, Event) { return nil, Event{} }
 
 func (s *locateStep) call(ctx context.Context, p Provider) error {
 	req := resource.CreateRequest{Type: s.rec.Type, LogicalID: s.rec.LogicalID, Properties: s.rec.Pending.Inputs}
@@ -310,6 +314,7 @@ func (s *locateStep) failed(_ *state.Resource, err error) stepOutcome { return r
 // readReplacedStep settles an interrupted delete of an object left by a replacement: gone → it leaves the
 // record's replaced list; still there → it stays listed, and the next deploy's cleanup deletes it.
 type readReplacedStep struct {
+	readOnly
 	sub  subject
 	rec  *state.Resource
 	obj  state.Object
@@ -317,10 +322,6 @@ type readReplacedStep struct {
 }
 
 func (s *readReplacedStep) subject() subject { return s.sub }
-
-func (s *readReplacedStep) begin(*state.Resource, time.Time) (*state.Resource, Event) {
-	return nil, Event{}
-}
 
 func (s *readReplacedStep) call(ctx context.Context, p Provider) error {
 	_, err := p.Read(ctx, resource.ReadRequest{Type: s.obj.Type, PhysicalID: s.obj.PhysicalID, Properties: s.obj.Inputs, Outputs: s.obj.Outputs})
@@ -350,6 +351,7 @@ func (s *readReplacedStep) failed(_ *state.Resource, err error) stepOutcome {
 // importStep reads an object that exists at its provider, by the physical ID the user gave, and records
 // it as the resource the assembly declares (cdkx import). Reading changes nothing: no pending operation.
 type importStep struct {
+	readOnly
 	sub        subject
 	physicalID string
 	schema     resource.Schema
@@ -359,8 +361,6 @@ type importStep struct {
 }
 
 func (s *importStep) subject() subject { return s.sub }
-
-func (s *importStep) begin(*state.Resource, time.Time) (*state.Resource, Event) { return nil, Event{} }
 
 func (s *importStep) call(ctx context.Context, p Provider) error {
 	var err error
