@@ -889,3 +889,46 @@ func TestSerialKeys(t *testing.T) {
 		t.Errorf("most calls in flight = %d, want 2 (one per group)", got)
 	}
 }
+
+// TestStateOnlyProvider deploys 2,000 independent resources of a provider that declares StateOnly (its
+// objects exist only in state, like Cdkx::Core::Data) at --concurrency 1: its calls take no concurrency
+// slot, so more than one runs at once, but never more than the walker's cap on visits (8 × 1 + 256), and
+// no pending record (CREATE_IN_PROGRESS) is written before them.
+func TestStateOnlyProvider(t *testing.T) {
+	t.Parallel()
+	var inFlight, most atomic.Int64
+	p := &enginetest.Provider{
+		InfoValue: resource.ProviderInfo{Name: "local", StateOnly: true,
+			Schemas: []resource.Schema{{Type: "Local::Test::Value", Properties: map[string]resource.PropertySchema{"v": {Kind: resource.KindAny}}}}},
+		CreateFunc: func(_ context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
+			n := inFlight.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(2 * time.Millisecond)
+			inFlight.Add(-1)
+			return resource.CreateResult{PhysicalID: req.LogicalID}, nil
+		},
+	}
+	st := &assembly.Stack{ID: "S", Outputs: map[string]*assembly.Output{}}
+	for i := range 2000 {
+		id := fmt.Sprintf("V%04d", i)
+		st.Resources = append(st.Resources, &assembly.Resource{LogicalID: id, Type: "Local::Test::Value", Provider: "local",
+			Path: "resources." + id, Properties: resource.Properties{"v": i}})
+	}
+	res, rec := deploy(t, &assembly.Assembly{Stacks: []*assembly.Stack{st}}, openBackend(t), engine.NewRegistry(p), 1)
+	if res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	t.Logf("most calls at once: %d", most.Load())
+	if got := most.Load(); got <= 1 || got > 8*1+256 {
+		t.Errorf("most calls at once = %d, want more than 1 (no slot) and at most 264 (the walker's cap)", got)
+	}
+	for _, e := range rec.events {
+		if e.LogicalID != "" && e.Status == engine.CreateInProgress {
+			t.Fatalf("%s: a pending record (CREATE_IN_PROGRESS) was written for a state-only provider", e.LogicalID)
+		}
+	}
+	if res.Counts[engine.CreateComplete] != 2000 {
+		t.Errorf("created %d, want 2000", res.Counts[engine.CreateComplete])
+	}
+}
