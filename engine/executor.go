@@ -247,15 +247,20 @@ func (x *executor) serialSlot(key string) chan struct{} {
 }
 
 // serialKeys resolves a schema's SerialKeys for one change: each key is "provider/group=value", the value
-// taken from the change's inputs, or the object's physical ID for a key without a property. A key whose
-// value is missing is left out.
+// taken from the change's inputs (a string as it is, any other value as its canonical JSON, so that "5"
+// and 5 give the same key), or the object's physical ID for a key without a property. A key whose value
+// is missing is left out.
 func serialKeys(provider string, s resource.Schema, inputs resource.Properties, physicalID string) []string {
 	var out []string
 	for _, k := range s.Serialize {
 		v := physicalID
 		if k.Property != "" {
 			v = ""
-			if p, ok := inputs[k.Property]; ok && p != nil {
+			switch p := inputs[k.Property].(type) {
+			case nil:
+			case string: // an ID written as a string ("5") names the same object as the number 5
+				v = p
+			default:
 				v = string(resource.Canonical(p))
 			}
 		}

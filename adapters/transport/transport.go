@@ -86,6 +86,10 @@ type Retry struct {
 	MaxRetryAfter time.Duration
 	// Check overrides DefaultCheckRetry, e.g. for an API whose 500s are permanent.
 	Check CheckRetry
+	// After, when set, says how long a retried response asks the client to wait before the next attempt
+	// (e.g. from Hetzner's RateLimit-Reset header on a 429), capped at MaxRetryAfter; ok false falls back
+	// to Retry-After and then to the backoff. now is the time of the decision.
+	After func(resp *http.Response, now time.Time) (d time.Duration, ok bool)
 }
 
 // Options configures a Client.
@@ -111,6 +115,10 @@ type Options struct {
 	// Secrets are strings (API keys, tokens, passwords) scrubbed from every log record, on top of the URL
 	// credentials and query values that are always scrubbed, and from the messages of JSON.Call's errors.
 	Secrets []string
+	// Wrap, when set, wraps the round tripper of every attempt (the default client's or HTTPClient's), e.g.
+	// to pace requests by the rate-limit headers of earlier responses. It sees each attempt, retries
+	// included.
+	Wrap func(http.RoundTripper) http.RoundTripper
 }
 
 // Client sends requests with retries. It is safe for concurrent use.
@@ -155,13 +163,22 @@ func New(opts Options) *Client {
 			t.ResponseHeaderTimeout = DefaultResponseTimeout
 		}
 	}
+	if opts.Wrap != nil {
+		wrapped := *hc
+		rt := wrapped.Transport
+		if rt == nil {
+			rt = http.DefaultTransport
+		}
+		wrapped.Transport = opts.Wrap(rt)
+		hc = &wrapped
+	}
 	rc := &retryablehttp.Client{
 		HTTPClient:   hc,
 		RetryWaitMin: r.WaitMin,
 		RetryWaitMax: r.WaitMax,
 		RetryMax:     r.Max,
 		CheckRetry:   checkRetry(check),
-		Backoff:      backoff(r.MaxRetryAfter),
+		Backoff:      backoff(r.MaxRetryAfter, r.After),
 		ErrorHandler: func(resp *http.Response, err error, attempts int) (*http.Response, error) {
 			return nil, &stopped{resp: resp, err: err, attempts: attempts}
 		},
@@ -321,10 +338,15 @@ func checkRetry(check CheckRetry) retryablehttp.CheckRetry {
 }
 
 // backoff is exponential with "equal jitter": attempt n waits a random time in [d/2, d] where
-// d = min(waitMin·2ⁿ, waitMax), never less than waitMin. A Retry-After header on a 429 or 503 wins,
-// capped at maxRetryAfter.
-func backoff(maxRetryAfter time.Duration) retryablehttp.Backoff {
+// d = min(waitMin·2ⁿ, waitMax), never less than waitMin. What the response asks for wins, capped at
+// maxRetryAfter: after's answer, else a Retry-After header on a 429 or 503.
+func backoff(maxRetryAfter time.Duration, after func(*http.Response, time.Time) (time.Duration, bool)) retryablehttp.Backoff {
 	return func(waitMin, waitMax time.Duration, attempt int, resp *http.Response) time.Duration {
+		if resp != nil && after != nil {
+			if d, ok := after(resp, time.Now()); ok {
+				return min(d, maxRetryAfter)
+			}
+		}
 		if resp != nil && (resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable) {
 			if d, ok := RetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
 				return min(d, maxRetryAfter)
