@@ -122,6 +122,7 @@ func TestDefaultProvidersDeclare(t *testing.T) {
 		{"cdkx", 0, true},
 		{"powerdns", 0, true},
 		{"rabbitmq", 4, true},
+		{"hetzner", 50, true},
 	} {
 		info, ok := reg.Info(tc.name)
 		if !ok || info.DefaultConcurrency != tc.concurrency || info.CanLocate != tc.canLocate || len(info.Schemas) == 0 {
@@ -131,5 +132,8 @@ func TestDefaultProvidersDeclare(t *testing.T) {
 	}
 	if err := reg.Configure([]string{"rabbitmq"}); err == nil || !strings.Contains(err.Error(), "RABBITMQ_API_URL") {
 		t.Errorf("Configure(rabbitmq) without its variables = %v, want an error naming RABBITMQ_API_URL", err)
+	}
+	if err := reg.Configure([]string{"hetzner"}); err == nil || !strings.Contains(err.Error(), "HCLOUD_TOKEN") {
+		t.Errorf("Configure(hetzner) without its variables = %v, want an error naming HCLOUD_TOKEN", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cdkx-dev/cdkx/adapters/core"
+	"github.com/cdkx-dev/cdkx/adapters/hcloud"
 	"github.com/cdkx-dev/cdkx/adapters/powerdns"
 	"github.com/cdkx-dev/cdkx/adapters/rabbitmq"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
@@ -109,6 +110,7 @@ func DefaultProviders(getenv func(string) string) *engine.Registry {
 	reg := engine.NewRegistry(core.New())
 	reg.Register((&powerdns.Provider{}).Info(), func() (engine.Provider, error) { return powerdns.NewFromEnv(getenv) })
 	reg.Register((&rabbitmq.Provider{}).Info(), func() (engine.Provider, error) { return rabbitmq.NewFromEnv(getenv) })
+	reg.Register((&hcloud.Provider{}).Info(), func() (engine.Provider, error) { return hcloud.NewFromEnv(getenv) })
 	return reg
 }
 

@@ -26,8 +26,12 @@ Providers:
   RABBITMQ_API_URL    RabbitMQ management API, e.g. http://127.0.0.1:15672
   RABBITMQ_USERNAME   RabbitMQ management user
   RABBITMQ_PASSWORD   its password; never logged
+  HCLOUD_TOKEN        Hetzner Cloud API token of the project; never logged
+  HCLOUD_ENDPOINT     Hetzner Cloud API base URL (default https://api.hetzner.cloud/v1)
+  HCLOUD_POLL_INTERVAL   first wait between polls of a Hetzner action (default 100ms, doubling to 50×)
+  HCLOUD_ACTION_TIMEOUT  longest wait for one Hetzner action (default 10m)
   CDKX_CONCURRENCY_<PROVIDER>  calls in flight to one provider, e.g. CDKX_CONCURRENCY_RABBITMQ=2
-                      (default: the provider's own limit, rabbitmq 4; within --concurrency)`
+                      (default: the provider's own limit, rabbitmq 4, hetzner 50; within --concurrency)`
 
 // NewRootCmd returns the cdkx command with the global flags; commands are added by the caller.
 func NewRootCmd(version string) *cobra.Command {
