@@ -1,0 +1,467 @@
+package hcloud
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+)
+
+// TypeServer is a cloud server (https://docs.hetzner.cloud/#servers).
+//
+// Properties: name (required; an RFC 1123 hostname, unique in the project; changes in place), labels
+// (changes in place) and, all create-only: serverType (required), image (required; name or ID), location
+// or datacenter (deprecated), startAfterCreate, placementGroupId, sshKeys (names or IDs), volumes and
+// networks (IDs), firewalls ([{firewall: ID}]), userData (at most 32 KiB), automount, publicNet
+// {enableIpv4, enableIpv6, ipv4, ipv6 (Primary IP IDs)}.
+//
+// Outputs: serverId (integer, also the physical ID), name and labels (from the API), and every other
+// property as resolved, when set: location, datacenter, serverType, startAfterCreate, image,
+// placementGroupId, sshKeys, volumes, networks, firewalls, userData, automount, publicNet. There is no IP
+// address or status output (the TypeScript provider has none). The root password Hetzner returns for a
+// server without sshKeys is a secret: it is never decoded, stored, logged or shown.
+//
+// Create POST /servers, then wait for its action and every one of its next_actions (power on, volume
+// mounts, network attachments), then GET /servers/{id} until the server is running (or off when
+// startAfterCreate is false: the TypeScript runtime failed there); read GET /servers/{id}; update
+// PUT /servers/{id} {name, labels}; delete DELETE /servers/{id} and wait for its action, so that its
+// network attachments are gone before its subnets are deleted; locate GET /servers?name=.
+const TypeServer = "Hetzner::Compute::Server"
+
+// serverTypes are the server types the TypeScript schema lists, plus the 2025 generation (cx23…, cpx12…),
+// which Hetzner sells now.
+var serverTypes = []string{
+	"cx22", "cx32", "cx42", "cx52",
+	"cx23", "cx33", "cx43", "cx53",
+	"cpx11", "cpx21", "cpx31", "cpx41", "cpx51",
+	"cpx12", "cpx22", "cpx32", "cpx42", "cpx52", "cpx62",
+	"cax11", "cax21", "cax31", "cax41",
+	"ccx13", "ccx23", "ccx33", "ccx43", "ccx53", "ccx63",
+}
+
+// locations are Hetzner's locations (the TypeScript schema's Location enum).
+var locations = []string{"fsn1", "nbg1", "hel1", "ash", "hil", "sin"}
+
+// maxUserData is the largest user data Hetzner accepts, in bytes.
+const maxUserData = 32 * 1024
+
+// serverEchoed are the server's properties that its outputs echo as resolved when set (besides name and
+// labels, which come from the API).
+var serverEchoed = []string{"location", "datacenter", "serverType", "startAfterCreate", "image", "placementGroupId",
+	"sshKeys", "volumes", "networks", "firewalls", "userData", "automount", "publicNet"}
+
+func init() {
+	register(&kind{
+		schema: resource.Schema{
+			Type:        TypeServer,
+			Description: "A cloud server (POST /servers)",
+			Properties: map[string]resource.PropertySchema{
+				"name":             {Kind: resource.KindString, Required: true, Description: "Name, an RFC 1123 hostname unique in the project"},
+				"labels":           labelsSchema,
+				"serverType":       {Kind: resource.KindString, Required: true, CreateOnly: true, Enum: serverTypes, Description: "Server type, e.g. cx22"},
+				"image":            {Kind: resource.KindString, Required: true, CreateOnly: true, Description: "Image name or ID, e.g. ubuntu-24.04"},
+				"location":         {Kind: resource.KindString, CreateOnly: true, Enum: locations, Description: "Location, e.g. nbg1"},
+				"datacenter":       {Kind: resource.KindString, CreateOnly: true, Description: "Data center, e.g. nbg1-dc3 (deprecated by Hetzner after 2026-07-01: use location)"},
+				"startAfterCreate": {Kind: resource.KindBool, CreateOnly: true, Description: "Power the server on after create (Hetzner's default: true)"},
+				"placementGroupId": idSchema("Placement group", false, true),
+				"sshKeys": {Kind: resource.KindList, CreateOnly: true, Items: &resource.PropertySchema{Kind: resource.KindAny},
+					Description: "SSH keys for root, by name or ID (without any, Hetzner sets a root password, which cdkx never shows)"},
+				"volumes":   idSchema("Volumes to attach at create", false, true),
+				"networks":  idSchema("Networks to attach at create (each needs a subnet in the server's network zone)", false, true),
+				"firewalls": {Kind: resource.KindList, CreateOnly: true, Items: &resource.PropertySchema{Kind: resource.KindObject}, Description: "Firewalls to apply at create: [{firewall: ID}]"},
+				"userData":  {Kind: resource.KindString, CreateOnly: true, Description: "Cloud-init user data, at most 32 KiB"},
+				"automount": {Kind: resource.KindBool, CreateOnly: true, Description: "Mount the volumes after create"},
+				"publicNet": {Kind: resource.KindObject, CreateOnly: true,
+					Description: "Public network: {enableIpv4, enableIpv6: bool, ipv4, ipv6: Primary IP ID or null}"},
+			},
+			Outputs:             outputs(append([]string{"serverId", "name", "labels"}, serverEchoed...)...),
+			StableOutputs:       append([]string{"serverId"}, serverEchoed...),
+			DeleteBeforeReplace: true,
+			Identity:            []string{"name"},
+			Check:               checkServer,
+		},
+		ids:    []string{"placementGroupId", "volumes", "networks"},
+		create: (*Provider).createServer,
+		read:   (*Provider).readServer,
+		update: (*Provider).updateServer,
+		delete: (*Provider).deleteServer,
+		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+			return p.locateByName(ctx, "servers", req.Properties)
+		},
+	})
+}
+
+// unresolved reports whether v is not known yet (a token, or resource.Unknown).
+func unresolved(v any, unknown resource.IsUnknownFunc) bool {
+	if _, u := v.(resource.Unknown); u {
+		return true
+	}
+	return unknown != nil && v != nil && unknown(v)
+}
+
+// hostnameLabel is one label of an RFC 1123 hostname.
+var hostnameLabel = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+
+func checkServer(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
+	var errs []resource.FieldError
+	bad := func(path, format string, args ...any) {
+		errs = append(errs, resource.FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
+	}
+	if name, ok := props["name"].(string); ok && !unresolved(props["name"], unknown) {
+		valid := name != "" && len(name) <= 253
+		for _, l := range strings.Split(name, ".") {
+			valid = valid && hostnameLabel.MatchString(l)
+		}
+		if !valid {
+			bad("name", "%q is not an RFC 1123 hostname (letters, digits and hyphens in dot-separated labels of at most 63 characters, no hyphen at either end), which Hetzner requires of server names", name)
+		}
+	}
+	if _, loc := props["location"]; loc {
+		if _, dc := props["datacenter"]; dc {
+			bad("datacenter", "give location or datacenter, not both (Hetzner rejects both; datacenter is deprecated)")
+		}
+	}
+	if s, ok := props["userData"].(string); ok && !unresolved(props["userData"], unknown) && len(s) > maxUserData {
+		bad("userData", "is %d bytes; Hetzner accepts at most 32 KiB (%d bytes)", len(s), maxUserData)
+	}
+	if keys, ok := props["sshKeys"].([]any); ok {
+		for i, k := range keys {
+			if unresolved(k, unknown) {
+				continue
+			}
+			switch k := k.(type) {
+			case string:
+				if strings.TrimSpace(k) == "" {
+					bad(fmt.Sprintf("sshKeys[%d]", i), "is empty; give an SSH key's name or ID")
+				}
+			case json.Number:
+				if _, _, err := idOf(k); err != nil {
+					bad(fmt.Sprintf("sshKeys[%d]", i), "%s", err)
+				}
+			default:
+				bad(fmt.Sprintf("sshKeys[%d]", i), "must be an SSH key's name or ID, got %T", k)
+			}
+		}
+	}
+	if fws, ok := props["firewalls"].([]any); ok {
+		for i, f := range fws {
+			m, ok := f.(map[string]any)
+			if !ok || unresolved(f, unknown) {
+				continue // not an object: reported by the schema; a token: known later
+			}
+			for k := range m {
+				if k != "firewall" {
+					bad(fmt.Sprintf("firewalls[%d].%s", i, k), "unknown key; a firewalls entry is {firewall: ID}")
+				}
+			}
+			v, has := m["firewall"]
+			switch {
+			case !has || v == nil:
+				bad(fmt.Sprintf("firewalls[%d].firewall", i), "is required: a firewall's ID")
+			case !unresolved(v, unknown):
+				if _, _, err := idOf(v); err != nil {
+					bad(fmt.Sprintf("firewalls[%d].firewall", i), "%s", err)
+				}
+			}
+		}
+	}
+	if pn, ok := props["publicNet"].(map[string]any); ok && !unresolved(props["publicNet"], unknown) {
+		for k, v := range pn {
+			path := "publicNet." + k
+			if unresolved(v, unknown) {
+				continue
+			}
+			switch k {
+			case "enableIpv4", "enableIpv6":
+				if _, ok := v.(bool); !ok {
+					bad(path, "must be true or false")
+				}
+			case "ipv4", "ipv6":
+				if _, _, err := idOf(v); err != nil {
+					bad(path, "%s (a Primary IP's ID, or null)", err)
+				}
+			default:
+				bad(path, "unknown key; publicNet has enableIpv4, enableIpv6, ipv4 and ipv6")
+			}
+		}
+	}
+	return errs
+}
+
+// server is the API's server object (the fields the adapter reads).
+type server struct {
+	ID       int64             `json:"id"`
+	Name     string            `json:"name"`
+	Status   string            `json:"status"`
+	Labels   map[string]string `json:"labels"`
+	Location *struct {
+		Name string `json:"name"`
+	} `json:"location"`
+	Datacenter *struct {
+		Name     string `json:"name"`
+		Location struct {
+			Name string `json:"name"`
+		} `json:"location"`
+	} `json:"datacenter"`
+	ServerType struct {
+		Name string `json:"name"`
+	} `json:"server_type"`
+	PlacementGroup *struct {
+		ID int64 `json:"id"`
+	} `json:"placement_group"`
+}
+
+// location is the name of the server's location.
+func (s *server) location() string {
+	if s.Location != nil && s.Location.Name != "" {
+		return s.Location.Name
+	}
+	if s.Datacenter != nil {
+		return s.Datacenter.Location.Name
+	}
+	return ""
+}
+
+// serverOutputs are a server's outputs: ID, name and labels from the API, the rest echoed from props.
+func serverOutputs(s *server, props resource.Properties) resource.Properties {
+	out := resource.Properties{"serverId": num(s.ID), "name": s.Name, "labels": labelsValue(s.Labels)}
+	for _, k := range serverEchoed {
+		if v, ok := props[k]; ok && v != nil {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// serverCreateBody maps the properties to POST /servers' body.
+func serverCreateBody(props resource.Properties) (map[string]any, error) {
+	body := map[string]any{"name": str(props, "name"), "server_type": str(props, "serverType"),
+		"image": str(props, "image"), "labels": labelsOf(props)}
+	for _, k := range [][2]string{{"location", "location"}, {"datacenter", "datacenter"}, {"userData", "user_data"}} {
+		if v, ok := props[k[0]].(string); ok {
+			body[k[1]] = v
+		}
+	}
+	for _, k := range [][2]string{{"startAfterCreate", "start_after_create"}, {"automount", "automount"}} {
+		if v, ok := boolean(props, k[0]); ok {
+			body[k[1]] = v
+		}
+	}
+	if id, ok, err := idOf(props["placementGroupId"]); err != nil {
+		return nil, fmt.Errorf("%s: property placementGroupId %w", Name, err)
+	} else if ok {
+		body["placement_group"] = id
+	}
+	if keys, ok := props["sshKeys"].([]any); ok {
+		names := make([]string, 0, len(keys))
+		for i, k := range keys {
+			switch k := k.(type) {
+			case string:
+				names = append(names, k)
+			case json.Number:
+				names = append(names, k.String())
+			default:
+				return nil, fmt.Errorf("%s: property sshKeys[%d] must be an SSH key's name or ID, got %T", Name, i, k)
+			}
+		}
+		body["ssh_keys"] = names
+	}
+	for _, k := range [][2]string{{"volumes", "volumes"}, {"networks", "networks"}} {
+		if list, ok := props[k[0]].([]any); ok {
+			ids, err := idList(list, k[0])
+			if err != nil {
+				return nil, err
+			}
+			body[k[1]] = ids
+		}
+	}
+	if fws, ok := props["firewalls"].([]any); ok {
+		out := make([]map[string]int64, 0, len(fws))
+		for i, f := range fws {
+			m, _ := f.(map[string]any)
+			id, err := propID(m, "firewall")
+			if err != nil {
+				return nil, fmt.Errorf("firewalls[%d]: %w", i, err)
+			}
+			out = append(out, map[string]int64{"firewall": id})
+		}
+		body["firewalls"] = out
+	}
+	if pn, ok := props["publicNet"].(map[string]any); ok {
+		out := map[string]any{}
+		for _, k := range [][2]string{{"enableIpv4", "enable_ipv4"}, {"enableIpv6", "enable_ipv6"}} {
+			if v, ok := boolean(pn, k[0]); ok {
+				out[k[1]] = v
+			}
+		}
+		for _, k := range []string{"ipv4", "ipv6"} {
+			if id, ok, err := idOf(pn[k]); err != nil {
+				return nil, fmt.Errorf("%s: property publicNet.%s %w", Name, k, err)
+			} else if ok {
+				out[k] = id
+			}
+		}
+		body["public_net"] = out
+	}
+	return body, nil
+}
+
+// idList reads a list of IDs; key names the property in errors.
+func idList(list []any, key string) ([]int64, error) {
+	ids := make([]int64, 0, len(list))
+	for i, v := range list {
+		id, ok, err := idOf(v)
+		if err == nil && !ok {
+			err = fmt.Errorf("must be an integer ID, got null")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: property %s[%d] %w", Name, key, i, err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+func (p *Provider) createServer(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
+	body, err := serverCreateBody(req.Properties)
+	if err != nil {
+		return resource.CreateResult{}, err
+	}
+	// root_password is deliberately not decoded: it is a secret cdkx never keeps.
+	var out struct {
+		Server      server    `json:"server"`
+		Action      *action   `json:"action"`
+		NextActions []*action `json:"next_actions"`
+	}
+	name := str(req.Properties, "name")
+	if err := p.c.call(ctx, http.MethodPost, "/servers", body, &out); err != nil {
+		return resource.CreateResult{}, existsError(err, "server", name)
+	}
+	id := out.Server.ID
+	if err := p.c.wait(ctx, append([]*action{out.Action}, out.NextActions...)...); err != nil {
+		return resource.CreateResult{}, fmt.Errorf("%s: server %q (ID %d) was created but did not start; delete it in the Hetzner console or import it (cdkx import): %w", Name, name, id, err)
+	}
+	want := "running"
+	if start, ok := boolean(req.Properties, "startAfterCreate"); ok && !start {
+		want = "off"
+	}
+	s, err := p.awaitServerStatus(ctx, id, want)
+	if err != nil {
+		return resource.CreateResult{}, err
+	}
+	return resource.CreateResult{PhysicalID: strconv.FormatInt(id, 10), Outputs: serverOutputs(s, req.Properties)}, nil
+}
+
+// awaitServerStatus reads GET /servers/{id} until the server leaves initializing and starting, and
+// fails unless it is then in status want.
+func (p *Provider) awaitServerStatus(ctx context.Context, id int64, want string) (*server, error) {
+	opts := p.c.poll.withDefaults()
+	deadline := p.c.now().Add(opts.Timeout)
+	wait := opts.Interval
+	for {
+		s, err := p.getServer(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case s.Status == want:
+			return s, nil
+		case s.Status != "initializing" && s.Status != "starting":
+			return nil, fmt.Errorf("%s: server %q (ID %d) is %s after create, want %s; delete it in the Hetzner console or import it (cdkx import)", Name, s.Name, id, s.Status, want)
+		case !p.c.now().Before(deadline):
+			return nil, fmt.Errorf("%s: server %q (%d) still %s after %s; it may still start: run cdkx refresh later", Name, s.Name, id, s.Status, opts.Timeout)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(wait*2, 50*opts.Interval)
+	}
+}
+
+// getServer reads GET /servers/{id}.
+func (p *Provider) getServer(ctx context.Context, id int64) (*server, error) {
+	var out struct {
+		Server server `json:"server"`
+	}
+	if err := p.c.call(ctx, http.MethodGet, idPath("/servers", id), nil, &out); err != nil {
+		return nil, err
+	}
+	return &out.Server, nil
+}
+
+func (p *Provider) readServer(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
+	id, err := physicalID(req.PhysicalID)
+	if err != nil {
+		return resource.ReadResult{}, err
+	}
+	s, err := p.getServer(ctx, id)
+	if err != nil {
+		return resource.ReadResult{}, err
+	}
+	// Inputs the API does not show as given (image by name or ID, keys, volumes and networks attached
+	// since, user data, …) are echoed; those it shows plainly are live.
+	props := resource.Properties{}
+	for k, v := range req.Properties {
+		if !slices.Contains([]string{"name", "labels"}, k) {
+			props[k] = v
+		}
+	}
+	props["name"] = s.Name
+	readLabels(props, req.Properties, s.Labels)
+	if s.ServerType.Name != "" {
+		props["serverType"] = s.ServerType.Name
+	}
+	if _, ok := req.Properties["location"]; ok && s.location() != "" {
+		props["location"] = s.location()
+	}
+	if _, ok := req.Properties["datacenter"]; ok && s.Datacenter != nil {
+		props["datacenter"] = s.Datacenter.Name
+	}
+	switch _, had := req.Properties["placementGroupId"]; {
+	case s.PlacementGroup != nil:
+		props["placementGroupId"] = num(s.PlacementGroup.ID)
+	case had:
+		delete(props, "placementGroupId")
+	}
+	return resource.ReadResult{Properties: props, Outputs: serverOutputs(s, props)}, nil
+}
+
+func (p *Provider) updateServer(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
+	id, err := physicalID(req.PhysicalID)
+	if err != nil {
+		return resource.UpdateResult{}, err
+	}
+	var out struct {
+		Server server `json:"server"`
+	}
+	body := map[string]any{"name": str(req.New, "name"), "labels": labelsOf(req.New)}
+	if err := p.c.call(ctx, http.MethodPut, idPath("/servers", id), body, &out); err != nil {
+		return resource.UpdateResult{}, existsError(err, "server", str(req.New, "name"))
+	}
+	return resource.UpdateResult{Outputs: serverOutputs(&out.Server, req.New)}, nil
+}
+
+func (p *Provider) deleteServer(ctx context.Context, req resource.DeleteRequest) error {
+	id, err := physicalID(req.PhysicalID)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		Action *action `json:"action"`
+	}
+	if err := p.c.call(ctx, http.MethodDelete, idPath("/servers", id), nil, &out); err != nil {
+		return err
+	}
+	return p.c.wait(ctx, out.Action)
+}
