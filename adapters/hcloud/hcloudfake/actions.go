@@ -146,20 +146,9 @@ func (f *Fake) actionRoutes() {
 	})
 	for _, kind := range []string{"networks", "servers", "primary_ips", "floating_ips", "volumes", "firewalls", "load_balancers", "certificates"} {
 		typ := singular(kind)
-		// GET /<kind>/actions and /<kind>/actions/{id}
+		// GET /<kind>/actions (GET /<kind>/actions/{id} is left out: Go's mux cannot tell it from /<kind>/{id}/actions)
 		f.handle("GET /v1/"+kind+"/actions", func(r *http.Request) (int, any, error) {
 			return f.listActions(r, func(a *action) bool { return actionTouches(a, typ, 0) })
-		})
-		f.handle("GET /v1/"+kind+"/actions/{id}", func(r *http.Request) (int, any, error) {
-			id, err := pathID(r, "action")
-			if err != nil {
-				return 0, nil, err
-			}
-			a, ok := f.st.actions[id]
-			if !ok || !actionTouches(a, typ, 0) {
-				return 0, nil, errNotFound("action")
-			}
-			return http.StatusOK, map[string]any{"action": f.poll(a)}, nil
 		})
 		// GET /<kind>/{id}/actions and /<kind>/{id}/actions/{action_id}
 		f.handle("GET /v1/"+kind+"/{id}/actions", func(r *http.Request) (int, any, error) {

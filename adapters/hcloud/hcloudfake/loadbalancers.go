@@ -19,12 +19,21 @@ type lbJSON struct {
 }
 
 type lbServiceJSON struct {
-	Protocol        string                                `json:"protocol"`
-	ListenPort      int                                   `json:"listen_port"`
-	DestinationPort int                                   `json:"destination_port"`
-	Proxyprotocol   bool                                  `json:"proxyprotocol"`
-	HealthCheck     schema.LoadBalancerServiceHealthCheck `json:"health_check"`
-	HTTP            *schema.LoadBalancerServiceHTTP       `json:"http,omitempty"`
+	Protocol        string                          `json:"protocol"`
+	ListenPort      int                             `json:"listen_port"`
+	DestinationPort int                             `json:"destination_port"`
+	Proxyprotocol   bool                            `json:"proxyprotocol"`
+	HealthCheck     lbHealthCheckJSON               `json:"health_check"`
+	HTTP            *schema.LoadBalancerServiceHTTP `json:"http,omitempty"`
+}
+
+type lbHealthCheckJSON struct {
+	Protocol string                                     `json:"protocol"`
+	Port     int                                        `json:"port"`
+	Interval int                                        `json:"interval"`
+	Timeout  int                                        `json:"timeout"`
+	Retries  int                                        `json:"retries"`
+	HTTP     *schema.LoadBalancerServiceHealthCheckHTTP `json:"http,omitempty"`
 }
 
 type lbTargetJSON struct {
@@ -85,7 +94,8 @@ func (f *Fake) renderLB(l *loadBalancer) lbJSON {
 	for _, s := range l.Services {
 		js := lbServiceJSON{Protocol: s.Protocol, ListenPort: s.ListenPort, DestinationPort: s.DestinationPort, Proxyprotocol: s.Proxyprotocol, HTTP: s.HTTP}
 		if s.HealthCheck != nil {
-			js.HealthCheck = *s.HealthCheck
+			h := s.HealthCheck
+			js.HealthCheck = lbHealthCheckJSON{Protocol: h.Protocol, Port: h.Port, Interval: h.Interval, Timeout: h.Timeout, Retries: h.Retries, HTTP: h.HTTP}
 		}
 		out.Services = append(out.Services, js)
 	}
@@ -386,8 +396,13 @@ func (f *Fake) loadBalancerRoutes() {
 		if err := f.checkLock("load_balancer", l.ID); err != nil {
 			return 0, nil, err
 		}
-		delete(f.st.loadBalancers, l.ID)
-		return http.StatusNoContent, nil, nil
+		// hcloud-go v2.52 (DeleteWithResult) reads an action from this answer; the cached spec still says 204.
+		// Real Hetzner now answers 200 {action}, so the fake does too.
+		a := f.newAction("delete_load_balancer", ref("load_balancer", l.ID))
+		if !a.fail {
+			delete(f.st.loadBalancers, l.ID)
+		}
+		return http.StatusOK, map[string]any{"action": f.launch(a).Action}, nil
 	})
 
 	get, idOf := f.loadBalancer, func(l *loadBalancer) int64 { return l.ID }

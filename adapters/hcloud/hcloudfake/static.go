@@ -183,9 +183,13 @@ func staticRoutes[T any](f *Fake, kind, one string, items []T, key func(T) (int6
 		wrapped = append(wrapped, staticItem[T]{it, id, name})
 	}
 	f.handle("GET /v1/"+kind, func(r *http.Request) (int, any, error) {
-		return list(r, kind, wrapped, func(s staticItem[T]) any { return s.v }, func(s staticItem[T]) bool {
+		status, body, err := list(r, kind, wrapped, func(s staticItem[T]) any { return s.v }, func(s staticItem[T]) bool {
 			return extra == nil || extra(r, s.v)
 		})
+		if err == nil && kind == "datacenters" {
+			body.(map[string]any)["recommendation"] = datacenters[0].ID // GET /datacenters also names a recommended one
+		}
+		return status, body, err
 	})
 	f.handle("GET /v1/"+kind+"/{id}", func(r *http.Request) (int, any, error) {
 		id, err := pathID(r, one)
