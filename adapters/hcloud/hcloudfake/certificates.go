@@ -42,7 +42,7 @@ func (f *Fake) renderCertificate(c *certificate) certificateJSON {
 	out.Labels = labelsOrEmpty(&c.Labels)
 	out.DomainNames = append([]string{}, c.DomainNames...)
 	if c.Certificate.Certificate != "" {
-		pemText, nb, na, fp := c.Certificate.Certificate, c.NotValidBefore, c.NotValidAfter, c.Certificate.Fingerprint
+		pemText, nb, na, fp := c.Certificate.Certificate, c.NotValidBefore, c.NotValidAfter, c.Fingerprint
 		out.PEM, out.NotValidBefore, out.NotValidAfter, out.Fingerprint = &pemText, &nb, &na, &fp
 	}
 	out.UsedBy = []schema.CertificateUsedByRef{}
@@ -128,7 +128,7 @@ func (f *Fake) certificateRoutes() {
 				return 0, nil, invalid(field{"certificate", err.Error()})
 			}
 			c.Certificate.Certificate = req.Certificate
-			c.Certificate.Fingerprint = fp
+			c.Fingerprint = fp
 			c.NotValidBefore, c.NotValidAfter = cert.NotBefore.UTC(), cert.NotAfter.UTC()
 			c.DomainNames = append([]string{}, cert.DNSNames...)
 			if len(c.DomainNames) == 0 && cert.Subject.CommonName != "" {
@@ -149,7 +149,7 @@ func (f *Fake) certificateRoutes() {
 				c.Status.Issuance = "completed"
 				c.NotValidBefore, c.NotValidAfter = now, now.AddDate(0, 3, 0)
 				c.Certificate.Certificate = "-----BEGIN CERTIFICATE-----\nZmFrZQ==\n-----END CERTIFICATE-----\n"
-				c.Certificate.Fingerprint = fmt.Sprintf("fa:ke:%02x", byte(c.ID))
+				c.Fingerprint = fmt.Sprintf("fa:ke:%02x", byte(c.ID))
 			}
 			a.onError = func() { c.Status.Issuance = "failed" }
 			f.launch(a)

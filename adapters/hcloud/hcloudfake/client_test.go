@@ -304,7 +304,6 @@ func TestOfficialClientReadsEverythingBack(t *testing.T) {
 	})
 	for name, n := range map[string]func() (int, error){
 		"locations":           func() (int, error) { v, err := c.Location.All(ctx); return len(v), err },
-		"datacenters":         func() (int, error) { v, err := c.Datacenter.All(ctx); return len(v), err },
 		"server_types":        func() (int, error) { v, err := c.ServerType.All(ctx); return len(v), err },
 		"images":              func() (int, error) { v, err := c.Image.All(ctx); return len(v), err },
 		"load_balancer_types": func() (int, error) { v, err := c.LoadBalancerType.All(ctx); return len(v), err },
@@ -318,8 +317,8 @@ func TestOfficialClientReadsEverythingBack(t *testing.T) {
 	}
 
 	// Delete everything.
-	_, err = c.LoadBalancer.Delete(ctx, lb)
-	all(err)
+	lbDel := must[hcloud.LoadBalancerDeleteResult](t)(c.LoadBalancer.DeleteWithResult(ctx, lb))
+	wait(lbDel.Action)
 	for _, s := range []*hcloud.Server{s1.Server, s2.Server} {
 		res := must[*hcloud.ServerDeleteResult](t)(c.Server.DeleteWithResult(ctx, s))
 		wait(res.Action)

@@ -91,11 +91,11 @@ func New(opts Options) *Fake {
 
 // NewServer starts an httptest.Server serving a new Fake and closes it when the test ends. Clients use
 // `srv.URL + "/v1"` as their endpoint.
-func NewServer(t testing.TB, opts Options) (*Fake, *httptest.Server) {
-	t.Helper()
+func NewServer(tb testing.TB, opts Options) (*Fake, *httptest.Server) {
+	tb.Helper()
 	f := New(opts)
 	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
+	tb.Cleanup(srv.Close)
 	return f, srv
 }
 

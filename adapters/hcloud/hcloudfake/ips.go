@@ -13,10 +13,10 @@ import (
 // primaryIPJSON adds the datacenter that hcloud-go's schema.PrimaryIP lacks.
 type primaryIPJSON struct {
 	schema.PrimaryIP
-	Datacenter schema.Datacenter `json:"datacenter"`
+	Datacenter datacenter `json:"datacenter"`
 }
 
-func (f *Fake) newPrimaryIP(name, typ string, loc schema.Location, dc schema.Datacenter, autoDelete bool, labels map[string]string) *primaryIP {
+func (f *Fake) newPrimaryIP(name, typ string, loc schema.Location, dc datacenter, autoDelete bool, labels map[string]string) *primaryIP {
 	p := &primaryIP{PrimaryIP: schema.PrimaryIP{ID: f.newID(), Name: name, Type: typ, IP: f.publicIP(typ), Labels: labels, AssigneeType: "server",
 		AutoDelete: autoDelete, Created: f.created(), Location: loc}, dc: dc}
 	f.st.primaryIPs[p.ID] = p
@@ -112,7 +112,7 @@ func (f *Fake) primaryIPRoutes() {
 			return 0, nil, err
 		}
 		var loc schema.Location
-		var dc schema.Datacenter
+		var dc datacenter
 		var srv *server
 		var ok bool
 		switch {

@@ -198,7 +198,7 @@ func (f *Fake) checkService(l *loadBalancer, q lbServiceRequest, update *schema.
 func (f *Fake) checkTarget(l *loadBalancer, q schema.LoadBalancerActionAddTargetRequest) (schema.LoadBalancerTarget, []schema.ActionResourceReference, error) {
 	t := schema.LoadBalancerTarget{Type: q.Type, UsePrivateIP: q.UsePrivateIP != nil && *q.UsePrivateIP}
 	var res []schema.ActionResourceReference
-	same := func(o schema.LoadBalancerTarget) bool { return false }
+	var same func(o schema.LoadBalancerTarget) bool
 	switch q.Type {
 	case "server":
 		if q.Server == nil {

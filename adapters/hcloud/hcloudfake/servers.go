@@ -18,8 +18,8 @@ var hostname = regexp.MustCompile(`^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(
 // types differently (datacenter; null public IPs).
 type serverJSON struct {
 	schema.Server
-	Datacenter schema.Datacenter `json:"datacenter"`
-	PublicNet  serverPublicNet   `json:"public_net"`
+	Datacenter datacenter      `json:"datacenter"`
+	PublicNet  serverPublicNet `json:"public_net"`
 }
 
 type serverPublicNet struct {
@@ -217,7 +217,7 @@ func (f *Fake) createServer(r *http.Request) (int, any, error) {
 	}
 	// Location: location, datacenter, the given Primary IP's location, or fsn1.
 	var loc schema.Location
-	var dc schema.Datacenter
+	var dc datacenter
 	switch {
 	case req.Location != "":
 		if loc, ok = findLocation(req.Location); !ok {

@@ -43,7 +43,7 @@ func (n *network) labelsOf() map[string]string { return n.Labels }
 
 type server struct {
 	schema.Server
-	dc             schema.Datacenter
+	dc             datacenter
 	placementGroup int64
 }
 
@@ -53,7 +53,7 @@ func (s *server) labelsOf() map[string]string { return s.Labels }
 
 type primaryIP struct {
 	schema.PrimaryIP
-	dc schema.Datacenter
+	dc datacenter
 }
 
 func (p *primaryIP) id() int64                   { return p.ID }

@@ -68,15 +68,15 @@ func buildServerTypes() []schema.ServerType {
 	return out
 }
 
-func buildDatacenters() []schema.Datacenter {
+func buildDatacenters() []datacenter {
 	var ids []int64
 	for _, st := range serverTypes {
 		ids = append(ids, st.ID)
 	}
-	out := make([]schema.Datacenter, 0, len(locations))
+	out := make([]datacenter, 0, len(locations))
 	for i, l := range locations {
-		out = append(out, schema.Datacenter{ID: int64(10 + i), Name: datacenterNames[l.Name], Description: l.Description + " virtual DC", Location: l,
-			ServerTypes: &schema.DatacenterServerTypes{Supported: ids, Available: ids, AvailableForMigration: ids}})
+		out = append(out, datacenter{ID: int64(10 + i), Name: datacenterNames[l.Name], Description: l.Description + " virtual DC", Location: l,
+			ServerTypes: dcServerTypes{Supported: ids, Available: ids, AvailableForMigration: ids}})
 	}
 	return out
 }
@@ -119,22 +119,22 @@ func findLocation(nameOrID string) (schema.Location, bool) {
 	return schema.Location{}, false
 }
 
-func datacenterOf(loc string) schema.Datacenter {
+func datacenterOf(loc string) datacenter {
 	for _, d := range datacenters {
 		if d.Location.Name == loc {
 			return d
 		}
 	}
-	return schema.Datacenter{}
+	return datacenter{}
 }
 
-func findDatacenter(nameOrID string) (schema.Datacenter, bool) {
+func findDatacenter(nameOrID string) (datacenter, bool) {
 	for _, d := range datacenters {
 		if d.Name == nameOrID || strconv.FormatInt(d.ID, 10) == nameOrID {
 			return d, true
 		}
 	}
-	return schema.Datacenter{}, false
+	return datacenter{}, false
 }
 
 func findServerType(nameOrID string) (schema.ServerType, bool) {
@@ -208,7 +208,7 @@ func staticRoutes[T any](f *Fake, kind, one string, items []T, key func(T) (int6
 func (f *Fake) staticRoutes() {
 	// https://docs.hetzner.cloud/#locations, #datacenters, #server-types, #images, #load-balancer-types
 	staticRoutes(f, "locations", "location", locations, func(l schema.Location) (int64, string) { return l.ID, l.Name }, nil)
-	staticRoutes(f, "datacenters", "datacenter", datacenters, func(d schema.Datacenter) (int64, string) { return d.ID, d.Name }, nil)
+	staticRoutes(f, "datacenters", "datacenter", datacenters, func(d datacenter) (int64, string) { return d.ID, d.Name }, nil)
 	staticRoutes(f, "server_types", "server_type", serverTypes, func(s schema.ServerType) (int64, string) { return s.ID, s.Name }, nil)
 	staticRoutes(f, "load_balancer_types", "load_balancer_type", loadBalancerTypes, func(t schema.LoadBalancerType) (int64, string) { return t.ID, t.Name }, nil)
 	staticRoutes(f, "images", "image", images, func(im schema.Image) (int64, string) { return im.ID, *im.Name }, func(r *http.Request, im schema.Image) bool {
@@ -221,4 +221,20 @@ func (f *Fake) staticRoutes() {
 		}
 		return true
 	})
+}
+
+// datacenter is a Hetzner datacenter (https://docs.hetzner.cloud/#datacenters). Hetzner deprecates
+// datacenters, but the cached spec still requires one in every server and Primary IP answer.
+type datacenter struct {
+	ID          int64           `json:"id"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Location    schema.Location `json:"location"`
+	ServerTypes dcServerTypes   `json:"server_types"`
+}
+
+type dcServerTypes struct {
+	Supported             []int64 `json:"supported"`
+	Available             []int64 `json:"available"`
+	AvailableForMigration []int64 `json:"available_for_migration"`
 }
