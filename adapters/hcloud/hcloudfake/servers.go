@@ -285,13 +285,16 @@ func (f *Fake) createServer(r *http.Request) (int, any, error) {
 	for i, id := range req.Networks {
 		n, ok := f.st.networks[id]
 		if !ok {
+			delete(f.st.servers, s.ID)
 			return 0, nil, invalid(field{"networks", fmt.Sprintf("network %d not found", id)})
 		}
 		if err := f.checkLock("network", id); err != nil {
+			delete(f.st.servers, s.ID)
 			return 0, nil, err
 		}
 		ip, err := f.allocIP(n, loc.NetworkZone, "")
 		if err != nil {
+			delete(f.st.servers, s.ID) // registered by an earlier network of this request
 			return 0, nil, err
 		}
 		s.PrivateNet = append(s.PrivateNet, schema.ServerPrivateNet{Network: id, IP: ip, AliasIPs: []string{},
