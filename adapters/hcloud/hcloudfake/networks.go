@@ -161,8 +161,11 @@ func checkRoute(n *network, rt schema.NetworkRoute) error {
 	switch {
 	case !nr.Contains(gw):
 		return invalid(field{"gateway", "gateway must be inside the network range " + n.IPRange})
-	case gw == nr.Addr() || gw == nr.Addr().Next():
-		return invalid(field{"gateway", "gateway must not be the network address or the network gateway"})
+	case gw == nr.Addr():
+		// Hetzner's docs: "Cannot be the first IP of the networks ip_range". The fake reads that as the
+		// network address, so that the TypeScript cdkx's own network-topology test, which routes
+		// 0.0.0.0/0 via 10.0.0.1 in 10.0.0.0/8, deploys.
+		return invalid(field{"gateway", "gateway must not be the first IP of the network's ip_range"})
 	case gw == hetznerGateway:
 		return invalid(field{"gateway", "gateway must not be 172.31.1.1"})
 	}
