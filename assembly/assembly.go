@@ -103,6 +103,9 @@ type Resource struct {
 	Metadata   map[string]any
 	// DependsOn are logical IDs in the same stack, as written.
 	DependsOn []string
+	// Implied are logical IDs in the same stack that the resource comes after because its provider's
+	// schema says so (resource.Schema.After), set by Imply; the planner orders them like DependsOn.
+	Implied []string
 	// Path is the resource's JSON path in its template, e.g. "resources.WebA1B2C3D4" ("WebA1B2C3D4" in
 	// the legacy flat layout).
 	Path string

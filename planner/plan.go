@@ -393,8 +393,9 @@ func ResourceDependencies(r *assembly.Resource) []string {
 // whether it refers to itself (a dependsOn entry or a {ref} naming its own logical ID), and the stacks its
 // {stackRef} tokens name, sorted and without duplicates. It walks r's properties once.
 func references(r *assembly.Resource) (deps []string, self bool, stackRefs []string) {
-	deps = make([]string, 0, len(r.DependsOn))
+	deps = make([]string, 0, len(r.DependsOn)+len(r.Implied))
 	deps = append(deps, r.DependsOn...)
+	deps = append(deps, r.Implied...)
 	eachToken(r.Properties, func(t assembly.Token) {
 		switch {
 		case t.Ref != "":

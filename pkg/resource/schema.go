@@ -59,6 +59,9 @@ type Schema struct {
 	// Serialize lists the groups whose changes the provider accepts one at a time (see SerialKey): a change
 	// of an object of this type waits for every other change with an equal key. Empty: no such limit.
 	Serialize []SerialKey
+	// After lists the objects of other types in the same stack that an object of this type comes after
+	// (created after them, deleted before them) although it reads nothing from them (see After).
+	After []After
 	// AllowUnknownProperties accepts properties not listed in Properties.
 	AllowUnknownProperties bool
 	// Check, when set, runs type-specific rules after the generic ones (e.g. "name must end with a dot").
@@ -67,6 +70,20 @@ type Schema struct {
 	// CheckReferences, when set, runs rules that need the resources the properties point at through
 	// tokens (e.g. a binding's queue must live in the binding's vhost), before any provider call.
 	CheckReferences func(props Properties, lookup TargetLookup) []FieldError
+}
+
+// After orders an object after the objects of another type that hang off the same parent, without a
+// token between them: at Hetzner a load balancer or server attached to a network needs the network's
+// subnets to exist first, and must leave the network before they can be deleted. Users need no dependsOn
+// for it: assembly.Imply finds such pairs in each stack and the planner orders them like dependsOn.
+//
+// An object of this type comes after each object of Type whose OtherProperty holds the same value (the
+// same token as written, or the same literal) as this object's Property; when Property holds a list, any
+// element matches.
+type After struct {
+	Type          string // the other type, e.g. "Hetzner::Networking::Subnet"
+	Property      string // this type's property naming the parent, e.g. "networkId" or "networks"
+	OtherProperty string // the other type's property naming the parent, e.g. "networkId"
 }
 
 // TargetLookup resolves a {ref, attr} token as written in a template to the resource it points at in the

@@ -26,6 +26,7 @@ func Load(dir string, reg *engine.Registry) (*assembly.Assembly, *planner.Graph,
 		return nil, nil, ds
 	}
 	ds = append(ds, assembly.Validate(a, reg.Schema)...)
+	assembly.Imply(a, reg.Schema)
 	// Cycles are found in the same pass: the graph skips references the checks above reported.
 	all := make([]string, len(a.Stacks))
 	for i, s := range a.Stacks {
