@@ -59,7 +59,9 @@ func init() {
 			DeleteBeforeReplace: true,
 			Identity:            []string{"name"},
 			Serialize:           []resource.SerialKey{{Group: "network", Property: "networkId"}, {Group: "load-balancer"}},
-			Check:               checkLoadBalancer,
+			// Attaching needs a subnet in the network zone; detaching comes before the subnets go.
+			After: []resource.After{{Type: TypeSubnet, Property: "networkId", OtherProperty: "networkId"}},
+			Check: checkLoadBalancer,
 		},
 		ids:    []string{"networkId"},
 		create: (*Provider).createLoadBalancer,

@@ -44,7 +44,9 @@ func init() {
 			DeleteBeforeReplace: true,
 			Identity:            []string{"serverId", "networkId"},
 			Serialize:           []resource.SerialKey{{Group: "network", Property: "networkId"}, {Group: "server", Property: "serverId"}},
-			Check:               checkNetworkAttachment,
+			// Attaching needs a subnet in the server's zone; detaching comes before the subnets go.
+			After: []resource.After{{Type: TypeSubnet, Property: "networkId", OtherProperty: "networkId"}},
+			Check: checkNetworkAttachment,
 		},
 		ids:    []string{"serverId", "networkId"},
 		create: (*Provider).createNetworkAttachment,

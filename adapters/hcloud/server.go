@@ -84,8 +84,10 @@ func init() {
 			Outputs:             outputs(append([]string{"serverId", "name", "labels"}, serverEchoed...)...),
 			StableOutputs:       append([]string{"serverId"}, serverEchoed...),
 			DeleteBeforeReplace: true,
-			Identity:            []string{"name"},
-			Check:               checkServer,
+			// A server in a network needs a subnet in its zone, and leaves the network before its subnets go.
+			After:    []resource.After{{Type: TypeSubnet, Property: "networks", OtherProperty: "networkId"}},
+			Identity: []string{"name"},
+			Check:    checkServer,
 		},
 		ids:    []string{"placementGroupId", "volumes", "networks"},
 		create: (*Provider).createServer,
