@@ -55,6 +55,21 @@ func TestLoadBalancerRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("create waits for a subnet", func(t *testing.T) {
+		t.Parallel()
+		noSubnet := scripted.Exchange{Method: "POST", Path: "/v1/load_balancers/21/actions/attach_to_network", Body: `{"network":7}`, Status: 422,
+			JSON: `{"error":{"code":"no_subnet_available","message":"network has no subnet in network zone eu-central","details":{}}}`}
+		p, _ := scriptedProvider(t,
+			scripted.Exchange{Method: "POST", Path: "/v1/load_balancers",
+				Body:   `{"name":"web-lb","load_balancer_type":"lb11","algorithm":{"type":"round_robin"},"labels":{"env":"production"},"network_zone":"eu-central"}`,
+				Status: 201, JSON: `{"load_balancer":` + lbJSON("", "") + `,"action":` + actJSON(1, "create_load_balancer", "success") + `}`},
+			noSubnet, noSubnet,
+			scripted.Exchange{Method: "POST", Path: "/v1/load_balancers/21/actions/attach_to_network", Body: `{"network":7}`, Status: 201,
+				JSON: `{"action":` + actJSON(2, "attach_load_balancer_to_network", "success") + `}`})
+		if _, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeLoadBalancer, Properties: props}); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("create attach fails", func(t *testing.T) {
 		t.Parallel()
 		p, _ := scriptedProvider(t,
@@ -62,9 +77,9 @@ func TestLoadBalancerRequests(t *testing.T) {
 				Body:   `{"name":"web-lb","load_balancer_type":"lb11","algorithm":{"type":"round_robin"},"labels":{"env":"production"},"network_zone":"eu-central"}`,
 				Status: 201, JSON: `{"load_balancer":` + lbJSON("", "") + `,"action":` + actJSON(1, "create_load_balancer", "success") + `}`},
 			scripted.Exchange{Method: "POST", Path: "/v1/load_balancers/21/actions/attach_to_network", Body: `{"network":7}`, Status: 422,
-				JSON: `{"error":{"code":"no_subnet_available","message":"no subnet available in network zone","details":{}}}`})
+				JSON: `{"error":{"code":"load_balancer_already_attached","message":"load balancer is already attached to a network","details":{}}}`})
 		_, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeLoadBalancer, Properties: props})
-		if err == nil || !strings.Contains(err.Error(), "no_subnet_available") || !strings.Contains(err.Error(), "ID 21") {
+		if err == nil || !strings.Contains(err.Error(), "load_balancer_already_attached") || !strings.Contains(err.Error(), "ID 21") {
 			t.Errorf("create with a failed attach = %v, want the API's error naming the load balancer", err)
 		}
 	})
@@ -189,7 +204,7 @@ func TestLoadBalancerSchema(t *testing.T) {
 	if diff := cmp.Diff([]string{"location", "networkId", "networkZone"}, s.CreateOnly()); diff != "" {
 		t.Errorf("create-only (-want +got):\n%s", diff)
 	}
-	want := []resource.SerialKey{{Group: "network", Property: "networkId"}, {Group: "load-balancer"}}
+	want := []resource.SerialKey{{Group: "load-balancer"}}
 	if diff := cmp.Diff(want, s.Serialize); diff != "" {
 		t.Errorf("serialize (-want +got):\n%s", diff)
 	}
