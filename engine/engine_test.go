@@ -932,3 +932,67 @@ func TestStateOnlyProvider(t *testing.T) {
 		t.Errorf("created %d, want 2000", res.Counts[engine.CreateComplete])
 	}
 }
+
+// TestPartialCreateIsNeverOrphaned: a create that made its object but could not finish it (a server whose
+// start failed) returns the object's physical ID with the error; state keeps the object, and the next
+// deploy deletes it and creates a new one, so the provider ends with exactly the objects state records.
+func TestPartialCreateIsNeverOrphaned(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	live := map[string]bool{}
+	n := 0
+	failNext := true
+	p := &enginetest.Provider{
+		InfoValue: resource.ProviderInfo{Name: "p", CanLocate: true,
+			Schemas: []resource.Schema{{Type: "P::Test::Server", Properties: map[string]resource.PropertySchema{"v": {Kind: resource.KindAny}}}}},
+		CreateFunc: func(_ context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			id := fmt.Sprintf("srv-%d", n)
+			live[id] = true
+			if failNext {
+				failNext = false
+				return resource.CreateResult{PhysicalID: id}, errors.New("start action failed")
+			}
+			return resource.CreateResult{PhysicalID: id, Outputs: resource.Properties{}}, nil
+		},
+		DeleteFunc: func(_ context.Context, req resource.DeleteRequest) error {
+			mu.Lock()
+			defer mu.Unlock()
+			delete(live, req.PhysicalID)
+			return nil
+		},
+	}
+	reg := engine.NewRegistry(p)
+	b := openBackend(t)
+	a := oneStack(&assembly.Resource{LogicalID: "S", Type: "P::Test::Server", Provider: "p", Path: "resources.S",
+		Properties: resource.Properties{"v": 1}})
+	res, rec := deploy(t, a, b, reg, 1)
+	if res.Err() == nil {
+		t.Fatal("first deploy succeeded, want the create to fail")
+	}
+	failed := false
+	for _, e := range rec.events {
+		failed = failed || (e.Status == engine.CreateFailed && e.PhysicalID == "srv-1")
+	}
+	if !failed {
+		t.Errorf("no CREATE_FAILED event names srv-1: %v", rec.events)
+	}
+	if got := objectsInState(t, b, "S"); len(got) != 1 || got["srv-1"] == nil {
+		t.Errorf("after the failed create, state records %v, want srv-1 (to delete)", got)
+	}
+	validState(t, b, "S")
+	res, _ = deploy(t, a, b, reg, 1)
+	if res.Err() != nil {
+		t.Fatal(res.Err())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(map[string]bool{"srv-2": true}, live); diff != "" {
+		t.Errorf("objects at the provider after the second deploy (-want +got):\n%s", diff)
+	}
+	if got := objectsInState(t, b, "S"); len(got) != 1 || got["srv-2"] == nil {
+		t.Errorf("state records %v, want only srv-2", got)
+	}
+}

@@ -17,7 +17,9 @@ import (
 type Provider interface {
 	// Info declares the provider's name, types, default concurrency and abilities. It is constant.
 	Info() resource.ProviderInfo
-	// Create creates one object and returns its physical ID and outputs.
+	// Create creates one object and returns its physical ID and outputs. When the object was made but
+	// could not be finished (its start or attach failed), Create returns the error together with a result
+	// naming the object's PhysicalID: state then keeps the object among those to delete, never orphaned.
 	Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error)
 	// Read returns an object's live properties and outputs, or an error wrapping resource.ErrNotFound.
 	Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error)

@@ -66,14 +66,25 @@ func (s *createStep) succeeded(*state.Resource) stepOutcome {
 
 func (s *createStep) failed(_ *state.Resource, err error) stepOutcome {
 	e := Event{Status: s.ph.failed, Reason: err.Error()}
+	// A create that made its object but could not finish it (a server whose start failed) names the
+	// object: state keeps it among the objects to delete, so that it is never orphaned.
+	var made []state.Object
+	if id := s.result.PhysicalID; id != "" {
+		made = []state.Object{{Type: s.sub.typ, Provider: s.sub.provider, PhysicalID: id, Inputs: s.template.Inputs,
+			Outputs: withCRN(s.result.Outputs, s.sub.typ, id)}}
+		e.PhysicalID = id
+		e.Reason += "; the object was made and is kept in state, to be deleted by the next deploy or destroy"
+	}
 	switch {
 	case s.keep != nil:
 		kept := *s.keep
 		kept.Status, kept.Pending = string(s.ph.failed), nil
+		kept.Replaced = append(slices.Clone(kept.Replaced), made...)
 		return stepOutcome{next: &kept, event: e}
-	case len(s.template.Replaced) > 0:
+	case len(s.template.Replaced) > 0 || len(made) > 0:
 		gone := *s.template
 		gone.PhysicalID, gone.Inputs, gone.Outputs, gone.Pending, gone.Status = "", nil, nil, nil, string(s.ph.failed)
+		gone.Replaced = append(slices.Clone(gone.Replaced), made...)
 		return stepOutcome{next: &gone, event: e}
 	}
 	return stepOutcome{drop: true, event: e}
