@@ -146,7 +146,7 @@ func (p *Provider) createCertificate(ctx context.Context, req resource.CreateReq
 	c := &out.Certificate
 	if out.Action != nil {
 		if err := p.c.wait(ctx, out.Action); err != nil {
-			return resource.CreateResult{}, fmt.Errorf("%s: certificate %q (ID %d) was created but not issued; check its domains are on Hetzner DNS, then delete it in the Hetzner console or import it (cdkx import): %w",
+			return resource.CreateResult{PhysicalID: strconv.FormatInt(c.ID, 10)}, fmt.Errorf("%s: certificate %q (ID %d) was created but not issued; check that its domains are on Hetzner DNS: %w",
 				Name, name, c.ID, err)
 		}
 		// Read it again: the issued certificate's PEM arrives with the action's success.

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -27,10 +26,10 @@ import (
 // /load_balancers/{id}/actions/attach_to_network {network} and wait. Read GET /load_balancers/{id}.
 // Update PUT /load_balancers/{id} {name, labels}, then only what changed: actions change_algorithm {type},
 // change_type {load_balancer_type}, enable_public_interface or disable_public_interface, each awaited.
-// The attach is tried again while Hetzner answers no_subnet_available (for up to 2 minutes), because
-// templates make the load balancer depend on its network but not on the subnets the same deploy adds.
 // Delete DELETE /load_balancers/{id}. Locate GET /load_balancers?name=. Changes are serialized per load
-// balancer (one action at a time), not per network, so that the attach does not block those subnets.
+// balancer (one action at a time) and, since the attach is a network change, per network; a load
+// balancer comes after the subnets of its network in the same stack (Schema.After), which templates
+// often leave out of its dependsOn.
 const TypeLoadBalancer = "Hetzner::Compute::LoadBalancer"
 
 // loadBalancerTypes are the load balancer types of the TypeScript schema.
@@ -64,7 +63,7 @@ func init() {
 			// Not serialized per network: the attach may wait for subnets that the same deploy creates
 			// (attachLoadBalancer), which holding the network's key would block; Hetzner's 409 conflict
 			// and 423 locked on a concurrent network change are retried by the client.
-			Serialize: []resource.SerialKey{{Group: "load-balancer"}},
+			Serialize: []resource.SerialKey{{Group: "network", Property: "networkId"}, {Group: "load-balancer"}},
 			// Attaching needs a subnet in the network zone; detaching comes before the subnets go.
 			After: []resource.After{{Type: TypeSubnet, Property: "networkId", OtherProperty: "networkId"}},
 			Check: checkLoadBalancer,
@@ -176,41 +175,20 @@ func (p *Provider) createLoadBalancer(ctx context.Context, req resource.CreateRe
 	}
 	lb := &out.LoadBalancer
 	if err := p.c.wait(ctx, out.Action); err != nil {
-		return resource.CreateResult{}, fmt.Errorf("%s: load balancer %q (ID %d) was created but its create action failed; delete it in the Hetzner console or import it (cdkx import): %w", Name, name, lb.ID, err)
+		return resource.CreateResult{PhysicalID: strconv.FormatInt(lb.ID, 10)}, fmt.Errorf("%s: load balancer %q (ID %d) was created but its create action failed: %w", Name, name, lb.ID, err)
 	}
 	if attach {
 		if err := p.attachLoadBalancer(ctx, lb.ID, network); err != nil {
-			return resource.CreateResult{}, fmt.Errorf("%s: load balancer %q (ID %d) was created but not attached to network %d; delete it in the Hetzner console or import it (cdkx import): %w", Name, name, lb.ID, network, err)
+			return resource.CreateResult{PhysicalID: strconv.FormatInt(lb.ID, 10)}, fmt.Errorf("%s: load balancer %q (ID %d) was created but not attached to network %d: %w", Name, name, lb.ID, network, err)
 		}
 	}
 	return resource.CreateResult{PhysicalID: strconv.FormatInt(lb.ID, 10), Outputs: lb.outputs()}, nil
 }
 
-// subnetWait bounds how long attachLoadBalancer waits for a subnet of the load balancer's network zone.
-const subnetWait = 2 * time.Minute
-
-// attachLoadBalancer attaches load balancer lb to network and waits. Templates often make the load
-// balancer depend on the network only, not on its subnets, which the same deploy creates at the same
-// time: while Hetzner answers no_subnet_available, the attach is tried again (backing off from
-// PollOptions.Interval), for at most subnetWait or PollOptions.Timeout.
+// attachLoadBalancer attaches load balancer lb to network: POST
+// /load_balancers/{id}/actions/attach_to_network {network}, awaited.
 func (p *Provider) attachLoadBalancer(ctx context.Context, lb, network int64) error {
-	opts := p.c.poll.withDefaults()
-	deadline := p.c.now().Add(min(subnetWait, opts.Timeout))
-	wait := opts.Interval
-	for {
-		err := p.lbAction(ctx, lb, "attach_to_network", map[string]any{"network": network})
-		if errorCode(err) != "no_subnet_available" || !p.c.now().Add(wait).Before(deadline) {
-			return err
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-		wait = min(wait*2, 50*opts.Interval)
-	}
+	return p.lbAction(ctx, lb, "attach_to_network", map[string]any{"network": network})
 }
 
 // lbAction runs POST /load_balancers/{id}/actions/{command} with body (nil: none) and waits for it.

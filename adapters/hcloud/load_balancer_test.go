@@ -55,21 +55,6 @@ func TestLoadBalancerRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Run("create waits for a subnet", func(t *testing.T) {
-		t.Parallel()
-		noSubnet := scripted.Exchange{Method: "POST", Path: "/v1/load_balancers/21/actions/attach_to_network", Body: `{"network":7}`, Status: 422,
-			JSON: `{"error":{"code":"no_subnet_available","message":"network has no subnet in network zone eu-central","details":{}}}`}
-		p, _ := scriptedProvider(t,
-			scripted.Exchange{Method: "POST", Path: "/v1/load_balancers",
-				Body:   `{"name":"web-lb","load_balancer_type":"lb11","algorithm":{"type":"round_robin"},"labels":{"env":"production"},"network_zone":"eu-central"}`,
-				Status: 201, JSON: `{"load_balancer":` + lbJSON("", "") + `,"action":` + actJSON(1, "create_load_balancer", "success") + `}`},
-			noSubnet, noSubnet,
-			scripted.Exchange{Method: "POST", Path: "/v1/load_balancers/21/actions/attach_to_network", Body: `{"network":7}`, Status: 201,
-				JSON: `{"action":` + actJSON(2, "attach_load_balancer_to_network", "success") + `}`})
-		if _, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeLoadBalancer, Properties: props}); err != nil {
-			t.Fatal(err)
-		}
-	})
 	t.Run("create attach fails", func(t *testing.T) {
 		t.Parallel()
 		p, _ := scriptedProvider(t,
@@ -204,7 +189,7 @@ func TestLoadBalancerSchema(t *testing.T) {
 	if diff := cmp.Diff([]string{"location", "networkId", "networkZone"}, s.CreateOnly()); diff != "" {
 		t.Errorf("create-only (-want +got):\n%s", diff)
 	}
-	want := []resource.SerialKey{{Group: "load-balancer"}}
+	want := []resource.SerialKey{{Group: "network", Property: "networkId"}, {Group: "load-balancer"}}
 	if diff := cmp.Diff(want, s.Serialize); diff != "" {
 		t.Errorf("serialize (-want +got):\n%s", diff)
 	}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -348,48 +347,13 @@ func (p *Provider) createServer(ctx context.Context, req resource.CreateRequest)
 	}
 	id := out.Server.ID
 	if err := p.c.wait(ctx, append([]*action{out.Action}, out.NextActions...)...); err != nil {
-		return resource.CreateResult{}, fmt.Errorf("%s: server %q (ID %d) was created but did not start; delete it in the Hetzner console or import it (cdkx import): %w", Name, name, id, err)
+		return resource.CreateResult{PhysicalID: strconv.FormatInt(id, 10)}, fmt.Errorf("%s: server %q (ID %d) was created but did not start: %w", Name, name, id, err)
 	}
-	want := "running"
-	if start, ok := boolean(req.Properties, "startAfterCreate"); ok && !start {
-		want = "off"
-	}
-	s, err := p.awaitServerStatus(ctx, id, want)
-	if err != nil {
-		return resource.CreateResult{}, err
-	}
-	return resource.CreateResult{PhysicalID: strconv.FormatInt(id, 10), Outputs: serverOutputs(s, req.Properties)}, nil
+	// Once its create action and next_actions (start_server) succeeded, the server is running (off
+	// without startAfterCreate): its outputs are those of the create's answer, with no further read.
+	return resource.CreateResult{PhysicalID: strconv.FormatInt(id, 10), Outputs: serverOutputs(&out.Server, req.Properties)}, nil
 }
 
-// awaitServerStatus reads GET /servers/{id} until the server leaves initializing and starting, and
-// fails unless it is then in status want.
-func (p *Provider) awaitServerStatus(ctx context.Context, id int64, want string) (*server, error) {
-	opts := p.c.poll.withDefaults()
-	deadline := p.c.now().Add(opts.Timeout)
-	wait := opts.Interval
-	for {
-		s, err := p.getServer(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case s.Status == want:
-			return s, nil
-		case s.Status != "initializing" && s.Status != "starting":
-			return nil, fmt.Errorf("%s: server %q (ID %d) is %s after create, want %s; delete it in the Hetzner console or import it (cdkx import)", Name, s.Name, id, s.Status, want)
-		case !p.c.now().Before(deadline):
-			return nil, fmt.Errorf("%s: server %q (%d) still %s after %s; it may still start: run cdkx refresh later", Name, s.Name, id, s.Status, opts.Timeout)
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		wait = min(wait*2, 50*opts.Interval)
-	}
-}
 
 // getServer reads GET /servers/{id}.
 func (p *Provider) getServer(ctx context.Context, id int64) (*server, error) {

@@ -135,8 +135,18 @@ func (p *Provider) updateVolumeAttachment(ctx context.Context, req resource.Upda
 		return resource.UpdateResult{}, err
 	}
 	if slices.Contains(req.Changed, "serverId") {
-		if err := p.volumeAction(ctx, vol, "detach", nil); err != nil {
+		// The old server may be gone (replaced, delete-before-replace), which detached the volume.
+		v, err := p.getVolume(ctx, vol)
+		if err != nil {
 			return resource.UpdateResult{}, err
+		}
+		if v.Server != nil && *v.Server == srv {
+			return resource.UpdateResult{Outputs: volumeAttachmentOutputs(vol, srv)}, nil
+		}
+		if v.Server != nil {
+			if err := p.volumeAction(ctx, vol, "detach", nil); err != nil {
+				return resource.UpdateResult{}, err
+			}
 		}
 		if err := p.attachVolume(ctx, vol, srv, req.New); err != nil {
 			return resource.UpdateResult{}, fmt.Errorf("%s: volume %d was detached but not attached to server %d: %w", Name, vol, srv, err)

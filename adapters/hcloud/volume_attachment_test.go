@@ -99,7 +99,7 @@ func TestVolumeAttachmentRequests(t *testing.T) {
 	})
 	t.Run("update moves the volume", func(t *testing.T) {
 		t.Parallel()
-		p, _ := scriptedProvider(t,
+		p, _ := scriptedProvider(t, getVolume("42"),
 			scripted.Exchange{Method: "POST", Path: "/v1/volumes/51/actions/detach", Status: 201, JSON: `{"action":` + actJSON(5, "detach_volume", "running") + `}`},
 			pollAction(5, "detach_volume", "success"),
 			scripted.Exchange{Method: "POST", Path: "/v1/volumes/51/actions/attach", Body: `{"server":43}`, Status: 201,
@@ -112,6 +112,18 @@ func TestVolumeAttachmentRequests(t *testing.T) {
 		}
 		if diff := cmp.Diff(adaptertest.Props(t, `{"volumeId":51,"serverId":43}`), got.Outputs); diff != "" {
 			t.Errorf("update outputs (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("update after the old server went", func(t *testing.T) {
+		t.Parallel()
+		// A delete-before-replace of the server detached the volume: no detach, just the attach.
+		p, _ := scriptedProvider(t, getVolume("null"),
+			scripted.Exchange{Method: "POST", Path: "/v1/volumes/51/actions/attach", Body: `{"server":43}`, Status: 201,
+				JSON: `{"action":` + actJSON(6, "attach_volume", "running") + `}`},
+			pollAction(6, "attach_volume", "success"))
+		if _, err := p.Update(ctx(t), resource.UpdateRequest{Type: hcloud.TypeVolumeAttachment, PhysicalID: "51", Old: props,
+			New: adaptertest.Props(t, `{"volumeId":"51","serverId":43}`), Changed: []string{"serverId"}}); err != nil {
+			t.Fatal(err)
 		}
 	})
 	t.Run("update automount only", func(t *testing.T) {
