@@ -354,7 +354,6 @@ func (p *Provider) createServer(ctx context.Context, req resource.CreateRequest)
 	return resource.CreateResult{PhysicalID: strconv.FormatInt(id, 10), Outputs: serverOutputs(&out.Server, req.Properties)}, nil
 }
 
-
 // getServer reads GET /servers/{id}.
 func (p *Provider) getServer(ctx context.Context, id int64) (*server, error) {
 	var out struct {
