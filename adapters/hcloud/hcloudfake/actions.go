@@ -12,6 +12,9 @@ import (
 // every object in Resources: action-starting requests and deletes on them answer 423 locked.
 type action struct {
 	schema.Action
+	// began is when the action started, to the nanosecond: Started, as the API shows it, has whole
+	// seconds, and ActionDuration is measured from began.
+	began     time.Time
 	polls     int
 	fail      bool
 	onSuccess func() // applied when the action succeeds (e.g. a new server becomes running)
@@ -30,8 +33,9 @@ func ref(typ string, id int64) schema.ActionResourceReference {
 // then calls f.launch(a). Called with f.mu held.
 func (f *Fake) newAction(command string, res ...schema.ActionResourceReference) *action {
 	f.nextID++
-	a := &action{Action: schema.Action{
-		ID: f.nextID, Status: "running", Command: command, Started: f.now().UTC().Truncate(time.Second),
+	now := f.now()
+	a := &action{began: now, Action: schema.Action{
+		ID: f.nextID, Status: "running", Command: command, Started: now.UTC().Truncate(time.Second),
 		Resources: append([]schema.ActionResourceReference{}, res...),
 	}}
 	if f.failNext[command] > 0 {
@@ -55,14 +59,14 @@ func (f *Fake) tick(a *action, now time.Time) {
 		return
 	}
 	n, d := f.opts.ActionPolls, f.opts.ActionDuration
-	done := (n == 0 && d == 0) || (n > 0 && a.polls >= n) || (d > 0 && now.Sub(a.Started) >= d)
+	done := (n == 0 && d == 0) || (n > 0 && a.polls >= n) || (d > 0 && now.Sub(a.began) >= d)
 	if !done {
 		p := 0
 		if n > 0 {
 			p = a.polls * 100 / n
 		}
 		if d > 0 {
-			p = max(p, int(now.Sub(a.Started)*100/d))
+			p = max(p, int(now.Sub(a.began)*100/d))
 		}
 		a.Progress = min(max(p, 0), 99)
 		return
