@@ -255,7 +255,7 @@ func (r *deployRun) applyStep(ctx context.Context, ps *planner.Step) error {
 				Reason: fmt.Sprintf("%s was deleted and re-created, and a create-only property reads from it", dep)}
 		}
 	}
-	sub := subject{stack: ps.Stack, logicalID: ps.LogicalID, typ: ps.Type, provider: ps.Provider}
+	sub := subject{stack: ps.Stack, logicalID: ps.LogicalID, typ: ps.Type, provider: ps.Provider, rank: ps.Rank}
 	if d.Op != planner.OpSame {
 		physicalID := ""
 		if old != nil {

@@ -39,6 +39,8 @@ type subject struct {
 	provider string
 	// serial are the keys (resource.SerialKey, resolved) whose changes must run one at a time.
 	serial []string
+	// rank orders steps waiting for a concurrency slot: higher first (planner.Step.Rank).
+	rank int
 }
 
 // stepOutcome is the state change a step makes once its call has answered.
@@ -79,9 +81,9 @@ type executor struct {
 	now     func() time.Time
 	callCtx context.Context // provider calls: an interrupt does not cancel them
 	at      func(Boundary, string, string)
-	global  chan struct{}
-	limits  map[string]chan struct{} // per provider (nil entry or absent: only the global limit)
-	local   map[string]bool          // providers whose objects exist only in state (ProviderInfo.StateOnly)
+	global  *slots
+	limits  map[string]*slots // per provider (absent: only the global limit)
+	local   map[string]bool   // providers whose objects exist only in state (ProviderInfo.StateOnly)
 	// inFlight counts provider calls in flight (Options.InFlight when set).
 	inFlight *atomic.Int64
 
@@ -92,7 +94,7 @@ type executor struct {
 
 func newExecutor(ctx context.Context, opts Options, l *ledger, t *tally) *executor {
 	x := &executor{reg: opts.Providers, ledger: l, tally: t, now: opts.Now, callCtx: context.WithoutCancel(ctx),
-		at: opts.AtBoundary, global: make(chan struct{}, opts.Concurrency), limits: map[string]chan struct{}{},
+		at: opts.AtBoundary, global: newSlots(opts.Concurrency), limits: map[string]*slots{},
 		inFlight: opts.InFlight, serial: map[string]chan struct{}{}, down: map[string]downMark{}, local: map[string]bool{}}
 	if x.inFlight == nil {
 		x.inFlight = new(atomic.Int64)
@@ -105,7 +107,7 @@ func newExecutor(ctx context.Context, opts Options, l *ledger, t *tally) *execut
 			n = info.DefaultConcurrency
 		}
 		if n > 0 && n < opts.Concurrency {
-			x.limits[name] = make(chan struct{}, n)
+			x.limits[name] = newSlots(n)
 		}
 	}
 	return x
@@ -199,19 +201,20 @@ func (x *executor) boundary(b Boundary, sub subject) {
 }
 
 // acquire takes the step's serial keys (sorted, so two steps never wait for each other in a circle), its
-// provider's slot and a global slot, and returns their release. ok is false, with nothing held, when ctx
-// is cancelled first.
+// provider's slot and a global slot — the slots by the step's rank — and returns their release. ok is
+// false, with nothing held, when ctx is cancelled first.
 func (x *executor) acquire(ctx context.Context, sub subject) (release func(), ok bool) {
 	var held []chan struct{}
+	var took []*slots
 	release = func() {
+		for i := len(took) - 1; i >= 0; i-- {
+			took[i].release()
+		}
 		for i := len(held) - 1; i >= 0; i-- {
 			<-held[i]
 		}
 	}
 	take := func(c chan struct{}) bool {
-		if c == nil {
-			return true
-		}
 		select {
 		case c <- struct{}{}:
 			held = append(held, c)
@@ -228,12 +231,32 @@ func (x *executor) acquire(ctx context.Context, sub subject) (release func(), ok
 			return nil, false
 		}
 	}
-	if !take(x.limits[sub.provider]) || !take(x.global) || ctx.Err() != nil {
+	// A step that holds serial keys goes before every step that holds none: the changes queued behind
+	// it on those keys cannot start until it is done (priority inheritance, so that a chain such as a
+	// load balancer's targets is never parked behind independent work).
+	rank := sub.rank
+	if len(keys) > 0 {
+		rank += serialBoost
+	}
+	for _, s := range []*slots{x.limits[sub.provider], x.global} {
+		if s == nil {
+			continue
+		}
+		if !s.acquire(ctx, rank) {
+			release()
+			return nil, false
+		}
+		took = append(took, s)
+	}
+	if ctx.Err() != nil {
 		release()
 		return nil, false
 	}
 	return release, true
 }
+
+// serialBoost raises the slot rank of a step that holds serial keys above any plan rank.
+const serialBoost = 1 << 30
 
 func (x *executor) serialSlot(key string) chan struct{} {
 	x.mu.Lock()

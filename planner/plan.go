@@ -34,6 +34,11 @@ type Step struct {
 	Dependencies []string
 	// ForceReplace is set by --replace: the resource is replaced even when nothing changed.
 	ForceReplace bool
+	// Rank is the length, in steps, of the longest chain of changes that must follow this one: its
+	// dependents', and the changes after it in its serial groups (resource.Schema.Serialize, one at a
+	// time). Under a concurrency limit the engine starts the waiting step of highest rank first, so
+	// that the longest chain is never starved by steps with time to spare.
+	Rank int
 }
 
 // Key returns "Stack/LogicalID".
@@ -166,8 +171,54 @@ func Make(in Input) (*Plan, diag.Diagnostics) {
 			recorded = append(recorded, st)
 		}
 	}
+	rank(g)
 	p.Deletes, ds = deletes(stacks, recorded, sel)
 	return p, ds
+}
+
+// rank sets the Rank of every resource step of g: 1 + the steps after it in its serial groups + the
+// highest rank among its dependents. A serial group is known before deploy by the value its key's
+// property holds in the template (a token as written, or a literal); its members run in some order, and
+// each is ranked as if they ran in logical-ID order, so that the members' prerequisites (the server of
+// each load-balancer target) are ranked in the order the group will want them. O(V + E + M log M) for M
+// group members.
+func rank(g *Graph) {
+	groups := map[string][]*Step{}
+	for _, n := range g.Nodes {
+		st := n.Step
+		if st == nil || st.Resource == nil {
+			continue
+		}
+		for _, k := range st.Schema.Serialize {
+			v, ok := st.Resource.Properties[k.Property]
+			if k.Property == "" || !ok || v == nil {
+				continue
+			}
+			key := n.Stack + "\x00" + st.Provider + "/" + k.Group + "=" + string(resource.Canonical(v))
+			groups[key] = append(groups[key], st)
+		}
+	}
+	after := map[*Step]int{}
+	for _, members := range groups {
+		slices.SortFunc(members, func(a, b *Step) int { return strings.Compare(a.LogicalID, b.LogicalID) })
+		for i, st := range members {
+			after[st] = max(after[st], len(members)-1-i)
+		}
+	}
+	ranks := make([]int, len(g.Nodes))
+	order := g.Order()
+	for i := len(order) - 1; i >= 0; i-- {
+		id := order[i]
+		best := 0
+		for _, d := range g.Dependents(id) {
+			best = max(best, ranks[d])
+		}
+		if st := g.Nodes[id].Step; st != nil {
+			best += 1 + after[st]
+			st.Rank = best
+		}
+		ranks[id] = best
+	}
 }
 
 // stackIndex maps each stack ID of a to its stack (the first, should the ID repeat): assembly.Stack scans

@@ -50,7 +50,7 @@ func main() {
 	actionDur := flag.Duration("action-duration", time.Second, "how long each action of the fake runs")
 	conc := flag.Int("concurrency", 50, "cdkx --concurrency")
 	runs := flag.Int("runs", 1, "deploys to measure (each on a fresh fake, then destroyed)")
-	keep := flag.Bool("keep", false, "keep the working directory")
+	keep := flag.Bool("keep", false, "keep the working directory (its path is printed)")
 	flag.Parse()
 	log.SetFlags(0)
 
@@ -235,7 +235,11 @@ func (c *counter) observe(resp *http.Response) error {
 	if resp.StatusCode == http.StatusTooManyRequests {
 		c.limited++
 	}
-	c.byRoute[req.Method+" "+route]++
+	key := req.Method + " " + route
+	if resp.StatusCode/100 != 2 {
+		key += fmt.Sprintf(" → %d", resp.StatusCode)
+	}
+	c.byRoute[key]++
 	typ := routeType(req.Method, route)
 	if typ == "" { // an action poll: the type of the action's command
 		typ = "actions (unattributed)"
