@@ -172,7 +172,7 @@ var idSegment = regexp.MustCompile(`/[0-9]+`)
 var commandType = map[string]string{
 	"create_server": "Server", "start_server": "Server", "delete_server": "Server",
 	"add_subnet": "Subnet", "delete_subnet": "Subnet",
-	"create_load_balancer": "LoadBalancer", "attach_load_balancer_to_network": "LoadBalancer", "delete_load_balancer": "LoadBalancer",
+	"create_load_balancer": "LoadBalancer", "attach_to_network": "LoadBalancer", "delete_load_balancer": "LoadBalancer",
 	"add_service": "LoadBalancerService", "delete_service": "LoadBalancerService",
 	"add_target": "LoadBalancerTarget", "remove_target": "LoadBalancerTarget",
 	"create_placement_group": "PlacementGroup",
