@@ -5,8 +5,45 @@
 #
 # PowerDNS keeps running afterwards (API http://127.0.0.1:18081, DNS 127.0.0.1:15353) so that you can go
 # on with `./bin/cdkx diff`, `deploy`, `destroy --force`; stop it with: bash scripts/pdns-down.sh .cdkx/pdns
+#
+# demo.sh hetzner: the same with the Hetzner example (testdata/examples/hetzner, the TypeScript cdkx's own
+# end-to-end app: two stacks, 17 resources) against hcloud-fake, the project's stateful fake of the Hetzner
+# Cloud API, on http://127.0.0.1:18090/v1 (state in .cdkx/hetzner.db). The fake keeps running; stop it with:
+# kill "$(cat .cdkx/hcloud-fake.pid)"
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = hetzner ]; then
+  port=${HCLOUD_FAKE_PORT:-18090}
+  export HCLOUD_TOKEN=${HCLOUD_TOKEN:-demo-token} HCLOUD_ENDPOINT=http://127.0.0.1:$port/v1
+  echo "== building cdkx and hcloud-fake"
+  go build -o bin/ ./cmd/cdkx ./cmd/hcloud-fake
+  mkdir -p .cdkx
+  if curl -sf -H "Authorization: Bearer $HCLOUD_TOKEN" "$HCLOUD_ENDPOINT/locations" >/dev/null 2>&1; then
+    echo "hcloud-fake already answers on $HCLOUD_ENDPOINT"
+  else
+    ./bin/hcloud-fake --listen "127.0.0.1:$port" --token "$HCLOUD_TOKEN" --action-duration 500ms >.cdkx/hcloud-fake.log 2>&1 &
+    echo $! >.cdkx/hcloud-fake.pid
+    i=0
+    until curl -sf -H "Authorization: Bearer $HCLOUD_TOKEN" "$HCLOUD_ENDPOINT/locations" >/dev/null; do
+      i=$((i+1)); [ $i -gt 100 ] && { cat .cdkx/hcloud-fake.log; exit 1; }; sleep 0.1
+    done
+    echo "hcloud-fake listening on $HCLOUD_ENDPOINT (PID $(cat .cdkx/hcloud-fake.pid))"
+  fi
+  app=testdata/examples/hetzner/cdkx.out
+  state=.cdkx/hetzner.db
+  echo "== cdkx diff"
+  ./bin/cdkx diff --app "$app" --state "$state"
+  echo "== cdkx deploy"
+  ./bin/cdkx deploy --app "$app" --state "$state"
+  echo "== outputs"
+  ./bin/cdkx outputs --app "$app" --state "$state"
+  echo "== cdkx diff right after: nothing to do"
+  ./bin/cdkx diff --app "$app" --state "$state" --detailed-exitcode
+  echo "Done. Try: ./bin/cdkx diff --app $app --state $state; ./bin/cdkx destroy --app $app --state $state --force"
+  echo "hcloud-fake keeps running; stop it with: kill \"\$(cat .cdkx/hcloud-fake.pid)\""
+  exit 0
+fi
 
 export PDNS_API_PORT=${PDNS_API_PORT:-18081}
 export PDNS_DNS_PORT=${PDNS_DNS_PORT:-15353}
