@@ -282,6 +282,7 @@ var hetznerExample = filepath.Join("..", "testdata", "examples", "hetzner", "cdk
 // against the fake; `cdkx diff --detailed-exitcode` right after finds nothing to do; destroy leaves the
 // project empty, as hcloud-go sees it.
 func TestHetznerAssembliesDeploy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, app string
 		want      inventory

@@ -21,6 +21,7 @@ func TestNetworkRequests(t *testing.T) {
 	props := adaptertest.Props(t, `{"name":"net","ipRange":"10.0.0.0/16","labels":{"env":"prod"}}`)
 	wantOut := adaptertest.Props(t, `{"networkId":7,"name":"net","ipRange":"10.0.0.0/16","labels":{"env":"prod"},"exposeRoutesToVswitch":false}`)
 	t.Run("create", func(t *testing.T) {
+		t.Parallel()
 		p, _ := scriptedProvider(t, scripted.Exchange{Method: "POST", Path: "/v1/networks",
 			Body: `{"name":"net","ip_range":"10.0.0.0/16","labels":{"env":"prod"}}`, Status: 201, JSON: networkJSON})
 		got, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeNetwork, Properties: props})
@@ -32,6 +33,7 @@ func TestNetworkRequests(t *testing.T) {
 		}
 	})
 	t.Run("create exists", func(t *testing.T) {
+		t.Parallel()
 		p, _ := scriptedProvider(t, scripted.Exchange{Method: "POST", Path: "/v1/networks",
 			Body: `{"name":"net","ip_range":"10.0.0.0/16","labels":{"env":"prod"}}`, Status: 409,
 			JSON: `{"error":{"code":"uniqueness_error","message":"network name is already used","details":{}}}`})
@@ -41,6 +43,7 @@ func TestNetworkRequests(t *testing.T) {
 		}
 	})
 	t.Run("read", func(t *testing.T) {
+		t.Parallel()
 		p, _ := scriptedProvider(t, scripted.Exchange{Method: "GET", Path: "/v1/networks/7", Status: 200, JSON: networkJSON})
 		got, err := p.Read(ctx(t), resource.ReadRequest{Type: hcloud.TypeNetwork, PhysicalID: "7", Properties: props})
 		if err != nil {
@@ -51,6 +54,7 @@ func TestNetworkRequests(t *testing.T) {
 		}
 	})
 	t.Run("read gone", func(t *testing.T) {
+		t.Parallel()
 		p, _ := scriptedProvider(t, scripted.Exchange{Method: "GET", Path: "/v1/networks/7", Status: 404,
 			JSON: `{"error":{"code":"not_found","message":"network with ID '7' not found","details":{}}}`})
 		_, err := p.Read(ctx(t), resource.ReadRequest{Type: hcloud.TypeNetwork, PhysicalID: "7"})
@@ -59,6 +63,7 @@ func TestNetworkRequests(t *testing.T) {
 		}
 	})
 	t.Run("update", func(t *testing.T) {
+		t.Parallel()
 		p, _ := scriptedProvider(t, scripted.Exchange{Method: "PUT", Path: "/v1/networks/7",
 			Body: `{"name":"net2","labels":{}}`, Status: 200, JSON: networkJSON})
 		newProps := adaptertest.Props(t, `{"name":"net2","ipRange":"10.0.0.0/16"}`)
@@ -68,12 +73,14 @@ func TestNetworkRequests(t *testing.T) {
 		}
 	})
 	t.Run("delete", func(t *testing.T) {
+		t.Parallel()
 		p, _ := scriptedProvider(t, scripted.Exchange{Method: "DELETE", Path: "/v1/networks/7", Status: 204})
 		if err := p.Delete(ctx(t), resource.DeleteRequest{Type: hcloud.TypeNetwork, PhysicalID: "7"}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("delete gone", func(t *testing.T) {
+		t.Parallel()
 		p, _ := scriptedProvider(t, scripted.Exchange{Method: "DELETE", Path: "/v1/networks/7", Status: 404,
 			JSON: `{"error":{"code":"not_found","message":"not found","details":{}}}`})
 		if err := p.Delete(ctx(t), resource.DeleteRequest{Type: hcloud.TypeNetwork, PhysicalID: "7"}); err != nil {
@@ -81,6 +88,7 @@ func TestNetworkRequests(t *testing.T) {
 		}
 	})
 	t.Run("locate", func(t *testing.T) {
+		t.Parallel()
 		p, _ := scriptedProvider(t, scripted.Exchange{Method: "GET", Path: "/v1/networks", Query: "name=net", Status: 200,
 			JSON: `{"networks":[` + strings.TrimSuffix(strings.TrimPrefix(networkJSON, `{"network":`), "}") + `],"meta":{"pagination":{"page":1,"per_page":25,"previous_page":null,"next_page":null,"last_page":1,"total_entries":1}}}`})
 		id, err := p.Locate(ctx(t), resource.CreateRequest{Type: hcloud.TypeNetwork, Properties: props})

@@ -22,6 +22,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -53,6 +54,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the working directory (its path is printed)")
 	flag.Parse()
 	log.SetFlags(0)
+	ctx := context.Background()
 
 	work, err := os.MkdirTemp("", "cdkx-bench-hcloud-")
 	if err != nil {
@@ -63,7 +65,7 @@ func main() {
 	}
 	bin := filepath.Join(work, "bin")
 	for _, pkg := range []string{"./cmd/cdkx", "./cmd/hcloud-fake"} {
-		out, err := exec.Command("go", "build", "-o", bin+"/", pkg).CombinedOutput()
+		out, err := exec.CommandContext(ctx, "go", "build", "-o", bin+"/", pkg).CombinedOutput()
 		if err != nil {
 			log.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
@@ -79,7 +81,7 @@ func main() {
 	fmt.Fprintf(tw, "run\tresources\tconcurrency\taction\tcritical path\twall time\tratio\trequests\t429s\t\n")
 	var counts *counter
 	for run := 1; run <= *runs; run++ {
-		wall, c, err := deployOnce(bin, work, app, *actionDur, *conc)
+		wall, c, err := deployOnce(ctx, bin, work, app, *actionDur, *conc)
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -87,22 +89,24 @@ func main() {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%s\t%s\t%.2f×\t%d\t%d\t\n", run, len(f.resources), *conc, *actionDur,
 			critical.Round(time.Millisecond), wall.Round(time.Millisecond), wall.Seconds()/critical.Seconds(), c.total(), c.limited)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println()
 	counts.print(os.Stdout, f.countByType())
 }
 
 // deployOnce starts a fake behind a counting proxy, deploys the fleet, destroys it, and returns the
 // deploy's wall time and its request counts.
-func deployOnce(bin, work, app string, actionDur time.Duration, conc int) (time.Duration, *counter, error) {
+func deployOnce(ctx context.Context, bin, work, app string, actionDur time.Duration, conc int) (time.Duration, *counter, error) {
 	const token = "bench-token-0123456789"
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, nil, err
 	}
 	addr := l.Addr().String()
 	l.Close()
-	fake := exec.Command(filepath.Join(bin, "hcloud-fake"), "--listen", addr, "--token", token,
+	fake := exec.CommandContext(ctx, filepath.Join(bin, "hcloud-fake"), "--listen", addr, "--token", token,
 		"--action-duration", actionDur.String())
 	fake.Stderr = os.Stderr
 	if err := fake.Start(); err != nil {
@@ -114,7 +118,11 @@ func deployOnce(bin, work, app string, actionDur time.Duration, conc int) (time.
 	}()
 	target, _ := url.Parse("http://" + addr)
 	for i := 0; ; i++ {
-		if resp, err := http.Get(target.String() + "/v1/locations"); err == nil {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String()+"/v1/locations", nil)
+		if err != nil {
+			return 0, nil, err
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 			break
 		}
@@ -135,7 +143,7 @@ func deployOnce(bin, work, app string, actionDur time.Duration, conc int) (time.
 	}
 	env := append(os.Environ(), "CI=true", "HCLOUD_TOKEN="+token, "HCLOUD_ENDPOINT="+srv.URL+"/v1")
 	cdkx := func(args ...string) (time.Duration, error) {
-		cmd := exec.Command(filepath.Join(bin, "cdkx"), args...)
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "cdkx"), args...)
 		cmd.Dir, cmd.Env = dir, env
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
@@ -293,7 +301,9 @@ func (c *counter) print(w io.Writer, resources map[string]int) {
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", t, resources[t], c.byType[t], per)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		log.Fatal(err)
+	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "route\trequests\t\n")
@@ -305,5 +315,7 @@ func (c *counter) print(w io.Writer, resources map[string]int) {
 	for _, r := range routes {
 		fmt.Fprintf(tw, "%s\t%d\t\n", r, c.byRoute[r])
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		log.Fatal(err)
+	}
 }
