@@ -146,8 +146,8 @@ func (p *Provider) createCertificate(ctx context.Context, req resource.CreateReq
 	c := &out.Certificate
 	if out.Action != nil {
 		if err := p.c.wait(ctx, out.Action); err != nil {
-			return resource.CreateResult{PhysicalID: strconv.FormatInt(c.ID, 10)}, fmt.Errorf("%s: certificate %q (ID %d) was created but not issued; check that its domains are on Hetzner DNS: %w",
-				Name, name, c.ID, err)
+			return p.unfinished(ctx, idPath("/certificates", c.ID), c.ID, fmt.Errorf("%s: certificate %q (ID %d) was created but not issued; check that its domains are on Hetzner DNS: %w",
+				Name, name, c.ID, err))
 		}
 		// Read it again: the issued certificate's PEM arrives with the action's success.
 		got, err := p.getCertificate(ctx, c.ID)

@@ -65,7 +65,8 @@ func TestCertificateRequests(t *testing.T) {
 			scripted.Exchange{Method: "POST", Path: "/v1/certificates", Status: 201,
 				Body: `{"name":"web-cert","labels":{},"type":"managed","domain_names":["example.com"]}`,
 				JSON: `{"certificate":` + certificateJSON("managed", "null") + `,"action":` + actJSON(7, "create_certificate", "running") + `}`},
-			pollAction(7, "create_certificate", "error"))
+			pollAction(7, "create_certificate", "error"),
+			scripted.Exchange{Method: "GET", Path: "/v1/certificates/31", Status: 200, JSON: `{}`})
 		var ae *hcloud.ActionError
 		if _, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeCertificate,
 			Properties: adaptertest.Props(t, `{"name":"web-cert","type":"managed","domainNames":["example.com"]}`)}); !errors.As(err, &ae) || !strings.Contains(err.Error(), "Hetzner DNS") {

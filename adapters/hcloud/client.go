@@ -232,3 +232,15 @@ func existsError(err error, what, name string) error {
 	return fmt.Errorf("%s %q already exists in the Hetzner project but not in cdkx state: import it (cdkx import) or choose another name: %w",
 		what, name, err)
 }
+
+// unfinished is the answer of a create whose object (ID id, read at path) was made but could not be
+// finished, e.g. a server whose start failed: the error, with the object's physical ID so that state
+// keeps the object to delete — unless GET path says Hetzner removed it already (a failed create action
+// may take its object with it).
+func (p *Provider) unfinished(ctx context.Context, path string, id int64, err error) (resource.CreateResult, error) {
+	var out map[string]json.RawMessage
+	if gerr := p.c.call(ctx, http.MethodGet, path, nil, &out); errors.Is(gerr, resource.ErrNotFound) {
+		return resource.CreateResult{}, err
+	}
+	return resource.CreateResult{PhysicalID: strconv.FormatInt(id, 10)}, err
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -137,9 +138,20 @@ type bucket struct {
 	at       time.Time
 	refused  int
 	served   int
+	// latency, when set, delays each answer after the bucket counted the request, so that answers
+	// overtake each other as they do over a network.
+	latency func() time.Duration
 }
 
 func (b *bucket) serve(r *http.Request) *http.Response {
+	resp := b.take()
+	if b.latency != nil {
+		time.Sleep(b.latency())
+	}
+	return resp
+}
+
+func (b *bucket) take() *http.Response {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := time.Now()
@@ -163,8 +175,25 @@ func (b *bucket) serve(r *http.Request) *http.Response {
 // TestPacerKeepsWithinTheBudget: 60 requests, 8 at a time, against a bucket of 20 refilled at 1/s take
 // about 40 s and none is refused: the pacer slows down instead of running into 429s.
 func TestPacerKeepsWithinTheBudget(t *testing.T) {
+	for _, jitter := range []bool{false, true} {
+		t.Run(fmt.Sprintf("jitter=%t", jitter), func(t *testing.T) { testPacer(t, jitter) })
+	}
+}
+
+// testPacer runs TestPacerKeepsWithinTheBudget, with answers delayed 0–200 ms at random when jitter is
+// set (they then overtake each other).
+func testPacer(t *testing.T, jitter bool) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &bucket{capacity: 20, tokens: 20, at: time.Now()}
+		if jitter {
+			rng := rand.New(rand.NewPCG(1, 2))
+			var mu sync.Mutex
+			b.latency = func() time.Duration {
+				mu.Lock()
+				defer mu.Unlock()
+				return time.Duration(rng.IntN(200)) * time.Millisecond
+			}
+		}
 		pr := memProvider(t, b.serve, PollOptions{})
 		start := time.Now()
 		var wg sync.WaitGroup
@@ -188,7 +217,7 @@ func TestPacerKeepsWithinTheBudget(t *testing.T) {
 		if b.refused != 0 || b.served != 60 {
 			t.Errorf("served %d, refused %d; want 60 served and none refused", b.served, b.refused)
 		}
-		if took < 39*time.Second || took > 50*time.Second {
+		if took < 39*time.Second || took > 55*time.Second {
 			t.Errorf("60 requests took %s, want about 40 s (20 at once, then 1/s)", took)
 		}
 		t.Logf("60 requests in %s; held %s in all", took, pr.pacer.waited)

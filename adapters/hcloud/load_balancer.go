@@ -175,11 +175,11 @@ func (p *Provider) createLoadBalancer(ctx context.Context, req resource.CreateRe
 	}
 	lb := &out.LoadBalancer
 	if err := p.c.wait(ctx, out.Action); err != nil {
-		return resource.CreateResult{PhysicalID: strconv.FormatInt(lb.ID, 10)}, fmt.Errorf("%s: load balancer %q (ID %d) was created but its create action failed: %w", Name, name, lb.ID, err)
+		return p.unfinished(ctx, idPath("/load_balancers", lb.ID), lb.ID, fmt.Errorf("%s: load balancer %q (ID %d) was created but its create action failed: %w", Name, name, lb.ID, err))
 	}
 	if attach {
 		if err := p.attachLoadBalancer(ctx, lb.ID, network); err != nil {
-			return resource.CreateResult{PhysicalID: strconv.FormatInt(lb.ID, 10)}, fmt.Errorf("%s: load balancer %q (ID %d) was created but not attached to network %d: %w", Name, name, lb.ID, network, err)
+			return p.unfinished(ctx, idPath("/load_balancers", lb.ID), lb.ID, fmt.Errorf("%s: load balancer %q (ID %d) was created but not attached to network %d: %w", Name, name, lb.ID, network, err))
 		}
 	}
 	return resource.CreateResult{PhysicalID: strconv.FormatInt(lb.ID, 10), Outputs: lb.outputs()}, nil

@@ -62,7 +62,8 @@ func TestLoadBalancerRequests(t *testing.T) {
 				Body:   `{"name":"web-lb","load_balancer_type":"lb11","algorithm":{"type":"round_robin"},"labels":{"env":"production"},"network_zone":"eu-central"}`,
 				Status: 201, JSON: `{"load_balancer":` + lbJSON("", "") + `,"action":` + actJSON(1, "create_load_balancer", "success") + `}`},
 			scripted.Exchange{Method: "POST", Path: "/v1/load_balancers/21/actions/attach_to_network", Body: `{"network":7}`, Status: 422,
-				JSON: `{"error":{"code":"load_balancer_already_attached","message":"load balancer is already attached to a network","details":{}}}`})
+				JSON: `{"error":{"code":"load_balancer_already_attached","message":"load balancer is already attached to a network","details":{}}}`},
+			scripted.Exchange{Method: "GET", Path: "/v1/load_balancers/21", Status: 200, JSON: `{"load_balancer":` + lbJSON("", "") + `}`})
 		_, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeLoadBalancer, Properties: props})
 		if err == nil || !strings.Contains(err.Error(), "load_balancer_already_attached") || !strings.Contains(err.Error(), "ID 21") {
 			t.Errorf("create with a failed attach = %v, want the API's error naming the load balancer", err)

@@ -13,7 +13,8 @@ import (
 //
 // The estimate after a response that said R remaining at time t is R + rate·(now − t) − (requests sent
 // since t); requests in flight are subtracted too, since any of them may reach the API before the next
-// one. So under a tight budget the adapter slows down to the refill rate (1 request per second at
+// one. Responses overtake each other, so a response that says more is left than the estimate is
+// ignored: it may describe the bucket before requests that were answered earlier. So under a tight budget the adapter slows down to the refill rate (1 request per second at
 // Hetzner) instead of running into 429s.
 type pacer struct {
 	next http.RoundTripper
@@ -55,20 +56,28 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	p.mu.Lock()
 	p.inFlight--
 	if err == nil {
-		if rl, ok := parseRateLimit(resp.Header, p.now()); ok {
-			p.known, p.at, p.left, p.limit, p.rate, p.sent = true, p.now(), rl.remaining, rl.limit, rl.rate, 0
+		now := p.now()
+		// Responses overtake each other: one that says more is left than the estimate may describe the
+		// bucket before requests that were answered already, so only news of less budget is taken.
+		if rl, ok := parseRateLimit(resp.Header, now); ok && (!p.known || rl.remaining <= p.estimate(now)) {
+			p.known, p.at, p.left, p.limit, p.rate, p.sent = true, now, rl.remaining, rl.limit, rl.rate, 0
 		}
 	}
 	p.mu.Unlock()
 	return resp, err
 }
 
+// estimate is the requests left at now by the latest observation, the refill since and the requests
+// sent since. Called with p.mu held.
+func (p *pacer) estimate(now time.Time) float64 {
+	return min(p.left+p.rate*now.Sub(p.at).Seconds(), p.limit) - float64(p.sent)
+}
+
 // admit waits until the estimated budget allows one more request, then counts it as sent.
 func (p *pacer) admit(req *http.Request) error {
 	p.mu.Lock()
 	for p.known {
-		now := p.now()
-		est := min(p.left+p.rate*now.Sub(p.at).Seconds(), p.limit) - float64(p.sent) - float64(p.inFlight)
+		est := p.estimate(p.now()) - float64(p.inFlight)
 		if est >= 1 {
 			break
 		}

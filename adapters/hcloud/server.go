@@ -347,7 +347,7 @@ func (p *Provider) createServer(ctx context.Context, req resource.CreateRequest)
 	}
 	id := out.Server.ID
 	if err := p.c.wait(ctx, append([]*action{out.Action}, out.NextActions...)...); err != nil {
-		return resource.CreateResult{PhysicalID: strconv.FormatInt(id, 10)}, fmt.Errorf("%s: server %q (ID %d) was created but did not start: %w", Name, name, id, err)
+		return p.unfinished(ctx, idPath("/servers", id), id, fmt.Errorf("%s: server %q (ID %d) was created but did not start: %w", Name, name, id, err))
 	}
 	// Once its create action and next_actions (start_server) succeeded, the server is running (off
 	// without startAfterCreate): its outputs are those of the create's answer, with no further read.

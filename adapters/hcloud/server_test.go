@@ -133,7 +133,8 @@ func TestServerRequests(t *testing.T) {
 		p, _ := scriptedProvider(t,
 			scripted.Exchange{Method: "POST", Path: "/v1/servers", Body: `{"name":"web","server_type":"cax11","image":"ubuntu-22.04","labels":{}}`, Status: 201,
 				JSON: created(actJSON(1, "create_server", "running"), "")},
-			pollAction(1, "create_server", "error"))
+			pollAction(1, "create_server", "error"),
+			scripted.Exchange{Method: "GET", Path: "/v1/servers/42", Status: 200, JSON: `{"server":` + serverJSON("off") + `}`})
 		got, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeServer,
 			Properties: adaptertest.Props(t, `{"name":"web","serverType":"cax11","image":"ubuntu-22.04"}`)})
 		var ae *hcloud.ActionError
@@ -142,6 +143,19 @@ func TestServerRequests(t *testing.T) {
 		}
 		if got.PhysicalID != "42" {
 			t.Errorf("create with a failed action returned physical ID %q, want 42 (so that state keeps the object to delete)", got.PhysicalID)
+		}
+	})
+	t.Run("create action fails and takes the server", func(t *testing.T) {
+		t.Parallel()
+		p, _ := scriptedProvider(t,
+			scripted.Exchange{Method: "POST", Path: "/v1/servers", Body: `{"name":"web","server_type":"cax11","image":"ubuntu-22.04","labels":{}}`, Status: 201,
+				JSON: created(actJSON(1, "create_server", "running"), "")},
+			pollAction(1, "create_server", "error"),
+			scripted.Exchange{Method: "GET", Path: "/v1/servers/42", Status: 404, JSON: notFoundJSON})
+		got, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeServer,
+			Properties: adaptertest.Props(t, `{"name":"web","serverType":"cax11","image":"ubuntu-22.04"}`)})
+		if err == nil || got.PhysicalID != "" {
+			t.Errorf("create whose failed action removed the server = %q, %v; want an error and no physical ID", got.PhysicalID, err)
 		}
 	})
 	t.Run("create exists", func(t *testing.T) {

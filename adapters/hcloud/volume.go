@@ -120,7 +120,7 @@ func (p *Provider) createVolume(ctx context.Context, req resource.CreateRequest)
 		return resource.CreateResult{}, existsError(err, "volume", name)
 	}
 	if err := p.c.wait(ctx, append([]*action{out.Action}, out.NextActions...)...); err != nil {
-		return resource.CreateResult{PhysicalID: strconv.FormatInt(out.Volume.ID, 10)}, fmt.Errorf("%s: volume %q (ID %d) was created but its create action failed: %w", Name, name, out.Volume.ID, err)
+		return p.unfinished(ctx, idPath("/volumes", out.Volume.ID), out.Volume.ID, fmt.Errorf("%s: volume %q (ID %d) was created but its create action failed: %w", Name, name, out.Volume.ID, err))
 	}
 	return resource.CreateResult{PhysicalID: strconv.FormatInt(out.Volume.ID, 10), Outputs: out.Volume.outputs()}, nil
 }

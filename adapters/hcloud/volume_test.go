@@ -44,7 +44,8 @@ func TestVolumeRequests(t *testing.T) {
 		p, _ := scriptedProvider(t,
 			scripted.Exchange{Method: "POST", Path: "/v1/volumes", Body: `{"name":"e2e-app-volume","size":10,"location":"nbg1","labels":{}}`,
 				Status: 201, JSON: `{"volume":` + volumeJSON("10", "null") + `,"action":` + actJSON(1, "create_volume", "success") + `,"next_actions":[` + actJSON(2, "format_volume", "running") + `]}`},
-			pollAction(2, "format_volume", "error"))
+			pollAction(2, "format_volume", "error"),
+			scripted.Exchange{Method: "GET", Path: "/v1/volumes/51", Status: 200, JSON: `{"volume":` + volumeJSON("10", "null") + `}`})
 		var ae *hcloud.ActionError
 		if _, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeVolume,
 			Properties: adaptertest.Props(t, `{"size":10,"name":"e2e-app-volume","location":"nbg1"}`)}); !errors.As(err, &ae) || !strings.Contains(err.Error(), "ID 51") {
