@@ -169,7 +169,9 @@ type rateLimit struct {
 }
 
 // parseRateLimit reads the RateLimit-* headers (https://docs.hetzner.cloud/#rate-limiting). The refill
-// rate is (limit − remaining) ÷ (seconds until reset) when the bucket is not full, else 1 per second.
+// rate is (limit − remaining) ÷ (seconds until reset + 1) when the bucket is not full, else 1 per second:
+// the reset is a whole second, so the extra second keeps the estimate of the rate from running ahead of
+// the bucket (a 16 % overestimate near a nearly full bucket let requests through to a 429).
 func parseRateLimit(h http.Header, now time.Time) (rateLimit, bool) {
 	limit, err1 := strconv.ParseFloat(h.Get("RateLimit-Limit"), 64)
 	remaining, err2 := strconv.ParseFloat(h.Get("RateLimit-Remaining"), 64)
@@ -178,7 +180,7 @@ func parseRateLimit(h http.Header, now time.Time) (rateLimit, bool) {
 	}
 	rl := rateLimit{limit: limit, remaining: max(remaining, 0), rate: 1}
 	if reset, err := strconv.ParseInt(h.Get("RateLimit-Reset"), 10, 64); err == nil {
-		secs := time.Unix(reset, 0).Sub(now).Seconds()
+		secs := time.Unix(reset, 0).Sub(now).Seconds() + 1
 		if missing := limit - rl.remaining; missing > 0 && secs >= 1 {
 			rl.rate = max(missing/secs, 0.001)
 		}

@@ -269,8 +269,8 @@ func TestRetryAfter(t *testing.T) {
 		want   time.Duration
 		ok     bool
 	}{
-		{"empty bucket, 1/s", 429, h("3600", "0", now.Unix()+3600), time.Second, true},
-		{"empty bucket, 2/s", 429, h("3600", "0", now.Unix()+1800), 500 * time.Millisecond, true},
+		{"empty bucket, 1/s", 429, h("3600", "0", now.Unix()+3599), time.Second, true},
+		{"empty bucket, 2/s", 429, h("3600", "0", now.Unix()+1799), 500 * time.Millisecond, true},
 		{"not a 429", 503, h("3600", "0", now.Unix()+3600), 0, false},
 		{"no headers", 429, http.Header{}, 0, false},
 		{"tokens left", 429, h("3600", "5", now.Unix()+3595), 0, true},
