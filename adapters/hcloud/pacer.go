@@ -7,15 +7,17 @@ import (
 )
 
 // pacer is an http.RoundTripper that keeps requests within the project's rate limit before Hetzner
-// refuses them: it mirrors the API's token bucket from the RateLimit-* headers of the latest response and,
-// when the estimate of the requests left (minus those in flight) falls below one, holds the next request
-// until the bucket has refilled enough. Without those headers it only passes requests on.
+// refuses them: it mirrors the API's token bucket from the RateLimit-* headers of the responses and,
+// when the estimate of the requests left falls below 1 + pacerMargin, holds the next request until the
+// bucket has refilled enough. Without those headers it only passes requests on. So under a tight budget
+// the adapter slows down to the refill rate (1 request per second at Hetzner) instead of running into
+// 429s.
 //
-// The estimate after a response that said R remaining at time t is R + rate·(now − t) − (requests sent
-// since t); requests in flight are subtracted too, since any of them may reach the API before the next
-// one. Responses overtake each other, so a response that says more is left than the estimate is
-// ignored: it may describe the bucket before requests that were answered earlier. So under a tight budget the adapter slows down to the refill rate (1 request per second at
-// Hetzner) instead of running into 429s.
+// Requests are numbered as they are sent. The budget is taken from the answer to the latest-sent request
+// answered so far (answers overtake each other, so an answer to an earlier request may describe the
+// bucket before later ones were charged): R remaining at time t. The estimate is then R + rate·(now − t),
+// at most the limit, minus every request sent after that one (answered or not: the API may have charged
+// it after R) and minus every request sent before it that is still in flight (it may reach the API yet).
 type pacer struct {
 	next http.RoundTripper
 	now  func() time.Time
@@ -28,14 +30,21 @@ type pacer struct {
 	left     float64   // requests remaining then
 	limit    float64
 	rate     float64 // refill, requests per second
-	sent     int     // requests sent since at
-	inFlight int
+	seq      uint64  // the number of the last request sent
+	observed uint64  // the number of the request whose answer gave the budget
+	inFlight map[uint64]bool
 	// waited is the total time requests were held, for tests and logs.
 	waited time.Duration
 }
 
+// pacerMargin is the part of a request's budget the pacer keeps in hand when the budget runs low: it sends
+// the next request once 1.5 requests' worth has refilled, not 1, so that an estimate a little ahead of the
+// API's bucket (whose headers are whole numbers and whole seconds) never meets an empty bucket. At the
+// refill rate it delays each request by half a refill, once.
+const pacerMargin = 0.5
+
 func newPacer(next http.RoundTripper, now func() time.Time) *pacer {
-	return &pacer{next: next, now: now, sleep: func(req *http.Request, d time.Duration) bool {
+	return &pacer{next: next, now: now, inFlight: map[uint64]bool{}, sleep: func(req *http.Request, d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
@@ -49,49 +58,55 @@ func newPacer(next http.RoundTripper, now func() time.Time) *pacer {
 
 // RoundTrip waits for budget, sends req and observes the response's rate-limit headers.
 func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
-	if err := p.admit(req); err != nil {
+	n, err := p.admit(req)
+	if err != nil {
 		return nil, err
 	}
 	resp, err := p.next.RoundTrip(req)
 	p.mu.Lock()
-	p.inFlight--
-	if err == nil {
+	delete(p.inFlight, n)
+	if err == nil && (!p.known || n > p.observed) {
 		now := p.now()
-		// Responses overtake each other: one that says more is left than the estimate may describe the
-		// bucket before requests that were answered already, so only news of less budget is taken.
-		if rl, ok := parseRateLimit(resp.Header, now); ok && (!p.known || rl.remaining <= p.estimate(now)) {
-			p.known, p.at, p.left, p.limit, p.rate, p.sent = true, now, rl.remaining, rl.limit, rl.rate, 0
+		if rl, ok := parseRateLimit(resp.Header, now); ok {
+			p.known, p.at, p.left, p.limit, p.rate, p.observed = true, now, rl.remaining, rl.limit, rl.rate, n
 		}
 	}
 	p.mu.Unlock()
 	return resp, err
 }
 
-// estimate is the requests left at now by the latest observation, the refill since and the requests
-// sent since. Called with p.mu held.
+// estimate is the requests left at now (see pacer). Called with p.mu held.
 func (p *pacer) estimate(now time.Time) float64 {
-	return min(p.left+p.rate*now.Sub(p.at).Seconds(), p.limit) - float64(p.sent)
+	est := min(p.left+p.rate*now.Sub(p.at).Seconds(), p.limit) - float64(p.seq-p.observed)
+	for n := range p.inFlight {
+		if n < p.observed {
+			est--
+		}
+	}
+	return est
 }
 
-// admit waits until the estimated budget allows one more request, then counts it as sent.
-func (p *pacer) admit(req *http.Request) error {
+// admit waits until the estimated budget allows one more request, then numbers it and counts it as
+// sent.
+func (p *pacer) admit(req *http.Request) (uint64, error) {
 	p.mu.Lock()
 	for p.known {
-		est := p.estimate(p.now()) - float64(p.inFlight)
-		if est >= 1 {
+		est := p.estimate(p.now())
+		if est >= 1+pacerMargin {
 			break
 		}
-		wait := time.Duration((1 - est) / p.rate * float64(time.Second))
+		wait := time.Duration((1 + pacerMargin - est) / p.rate * float64(time.Second))
 		wait = max(wait, 10*time.Millisecond)
 		p.waited += wait
 		p.mu.Unlock()
 		if !p.sleep(req, wait) {
-			return req.Context().Err()
+			return 0, req.Context().Err()
 		}
 		p.mu.Lock()
 	}
-	p.sent++
-	p.inFlight++
+	p.seq++
+	n := p.seq
+	p.inFlight[n] = true
 	p.mu.Unlock()
-	return nil
+	return n, nil
 }
