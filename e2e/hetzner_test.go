@@ -483,10 +483,8 @@ func TestHetznerRateLimit(t *testing.T) {
 	if strings.Contains(out, "FAILED") {
 		t.Errorf("deploy reported a failed step:\n%s", out)
 	}
-	pgs, err := f.client.PlacementGroup.All(context.Background())
-	if err != nil || len(pgs) != n {
-		t.Errorf("placement groups: %d (%v), want %d", len(pgs), err, n)
-	}
+	// cdkx's requests are counted before hcloud-go lists the groups: the budget is spent by then, so the
+	// official client's own requests meet 429s (and retry).
 	var log struct {
 		Requests []struct {
 			Status int `json:"status"`
@@ -500,8 +498,12 @@ func TestHetznerRateLimit(t *testing.T) {
 		}
 	}
 	t.Logf("%d creates (%d requests) against a budget of 200 at 1/s: %s, %d answered 429", n, len(log.Requests), took.Round(time.Second), refused)
-	if len(log.Requests) < n || refused > 5 {
-		t.Errorf("%d requests, %d answered 429; want at least %d requests and (nearly) no 429: the adapter must slow down first", len(log.Requests), refused, n)
+	if len(log.Requests) < n || refused != 0 {
+		t.Errorf("%d requests, %d answered 429; want at least %d requests and no 429: the adapter must slow down first", len(log.Requests), refused, n)
+	}
+	pgs, err := f.client.PlacementGroup.All(context.Background())
+	if err != nil || len(pgs) != n {
+		t.Errorf("placement groups: %d (%v), want %d", len(pgs), err, n)
 	}
 }
 
