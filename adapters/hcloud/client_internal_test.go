@@ -138,14 +138,17 @@ type bucket struct {
 	at       time.Time
 	refused  int
 	served   int
-	// latency, when set, delays each answer after the bucket counted the request, so that answers
-	// overtake each other as they do over a network.
+	// latency, when set, delays each request before the bucket counts it and each answer after, so that
+	// requests and answers overtake each other as they do over a network.
 	latency func() time.Duration
 }
 
 func (b *bucket) serve(r *http.Request) *http.Response {
+	if b.latency != nil { // requests reach the bucket out of the order they were sent in
+		time.Sleep(b.latency())
+	}
 	resp := b.take()
-	if b.latency != nil {
+	if b.latency != nil { // and their answers overtake each other
 		time.Sleep(b.latency())
 	}
 	return resp

@@ -13,11 +13,12 @@ import (
 // the adapter slows down to the refill rate (1 request per second at Hetzner) instead of running into
 // 429s.
 //
-// Requests are numbered as they are sent. The budget is taken from the answer to the latest-sent request
-// answered so far (answers overtake each other, so an answer to an earlier request may describe the
-// bucket before later ones were charged): R remaining at time t. The estimate is then R + rate·(now − t),
-// at most the limit, minus every request sent after that one (answered or not: the API may have charged
-// it after R) and minus every request sent before it that is still in flight (it may reach the API yet).
+// Requests are numbered as they are sent, each noting how many were in flight at that moment. The budget
+// is taken from the answer to the latest-sent request answered so far: R remaining at time t. Requests are
+// not charged in the order they were sent, though: any of those in flight when that request was sent may
+// have been charged after it. So the estimate is R, minus the requests in flight when that one was sent,
+// plus rate·(now − t), at most the limit, minus every request sent after it (answered or not). It never
+// runs ahead of the bucket but by the error of the rate, which pacerMargin covers.
 type pacer struct {
 	next http.RoundTripper
 	now  func() time.Time
@@ -32,7 +33,8 @@ type pacer struct {
 	rate     float64 // refill, requests per second
 	seq      uint64  // the number of the last request sent
 	observed uint64  // the number of the request whose answer gave the budget
-	inFlight map[uint64]bool
+	// inFlight maps each request in flight to the number of requests in flight when it was sent.
+	inFlight map[uint64]int
 	// waited is the total time requests were held, for tests and logs.
 	waited time.Duration
 }
@@ -44,7 +46,7 @@ type pacer struct {
 const pacerMargin = 0.5
 
 func newPacer(next http.RoundTripper, now func() time.Time) *pacer {
-	return &pacer{next: next, now: now, inFlight: map[uint64]bool{}, sleep: func(req *http.Request, d time.Duration) bool {
+	return &pacer{next: next, now: now, inFlight: map[uint64]int{}, sleep: func(req *http.Request, d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
@@ -64,11 +66,12 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp, err := p.next.RoundTrip(req)
 	p.mu.Lock()
+	before := p.inFlight[n]
 	delete(p.inFlight, n)
 	if err == nil && (!p.known || n > p.observed) {
 		now := p.now()
 		if rl, ok := parseRateLimit(resp.Header, now); ok {
-			p.known, p.at, p.left, p.limit, p.rate, p.observed = true, now, rl.remaining, rl.limit, rl.rate, n
+			p.known, p.at, p.left, p.limit, p.rate, p.observed = true, now, rl.remaining-float64(before), rl.limit, rl.rate, n
 		}
 	}
 	p.mu.Unlock()
@@ -77,13 +80,7 @@ func (p *pacer) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // estimate is the requests left at now (see pacer). Called with p.mu held.
 func (p *pacer) estimate(now time.Time) float64 {
-	est := min(p.left+p.rate*now.Sub(p.at).Seconds(), p.limit) - float64(p.seq-p.observed)
-	for n := range p.inFlight {
-		if n < p.observed {
-			est--
-		}
-	}
-	return est
+	return min(p.left+p.rate*now.Sub(p.at).Seconds(), p.limit) - float64(p.seq-p.observed)
 }
 
 // admit waits until the estimated budget allows one more request, then numbers it and counts it as
@@ -106,7 +103,7 @@ func (p *pacer) admit(req *http.Request) (uint64, error) {
 	}
 	p.seq++
 	n := p.seq
-	p.inFlight[n] = true
+	p.inFlight[n] = len(p.inFlight)
 	p.mu.Unlock()
 	return n, nil
 }
