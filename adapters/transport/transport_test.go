@@ -437,3 +437,59 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestRetryAfterHookAndWrap: Retry.After decides the wait after a response (over Retry-After; its false
+// falls back to the backoff), capped by MaxRetryAfter; Options.Wrap sees every attempt, retries included.
+func TestRetryAfterHookAndWrap(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		after    func(*http.Response, time.Time) (time.Duration, bool)
+		wantWait time.Duration
+	}{
+		{"hook wins over Retry-After", func(*http.Response, time.Time) (time.Duration, bool) { return 4 * time.Second, true }, 4 * time.Second},
+		{"capped", func(*http.Response, time.Time) (time.Duration, bool) { return time.Hour, true }, 30 * time.Second},
+		{"hook declines: Retry-After", func(*http.Response, time.Time) (time.Duration, bool) { return 0, false }, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				var at []time.Time
+				wrapped := 0
+				hc := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+					mu.Lock()
+					defer mu.Unlock()
+					at = append(at, time.Now())
+					if len(at) == 1 {
+						return response(r, http.StatusTooManyRequests, "Retry-After", "3"), nil
+					}
+					return response(r, http.StatusOK), nil
+				})}
+				c := transport.New(transport.Options{Provider: "test", HTTPClient: hc,
+					Retry: transport.Retry{WaitMin: 500 * time.Millisecond, WaitMax: time.Second, After: tt.after},
+					Wrap: func(next http.RoundTripper) http.RoundTripper {
+						return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+							mu.Lock()
+							wrapped++
+							mu.Unlock()
+							return next.RoundTrip(r)
+						})
+					}})
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://api.test/x", nil)
+				resp, err := c.Do(req)
+				if err != nil {
+					t.Fatalf("Do = %v", err)
+				}
+				resp.Body.Close()
+				if len(at) != 2 || wrapped != 2 {
+					t.Fatalf("attempts = %d, seen by Wrap %d; want 2 and 2", len(at), wrapped)
+				}
+				if got := at[1].Sub(at[0]); got != tt.wantWait {
+					t.Errorf("wait between attempts = %v, want %v", got, tt.wantWait)
+				}
+			})
+		})
+	}
+}
