@@ -10,8 +10,11 @@
 //
 //   - network errors, 429 and 5xx (except 501) are retried; every other status is returned to the caller
 //     at once, so a 401, 404 or 422 costs exactly one request;
-//   - waits grow exponentially from Retry.WaitMin to Retry.WaitMax with jitter, except that a Retry-After
-//     header on a 429 or 503 (seconds or an HTTP date) is honoured, up to Retry.MaxRetryAfter;
+//   - waits grow exponentially from Retry.WaitMin to Retry.WaitMax with jitter, except that what the
+//     response asks for is honoured, up to Retry.MaxRetryAfter: the adapter's Retry.After hook (Hetzner's
+//     RateLimit-Reset), else a Retry-After header on a 429 or 503 (seconds or an HTTP date);
+//   - an adapter may wrap every attempt's round tripper (Options.Wrap), e.g. to pace requests by a rate
+//     limit before the API refuses them;
 //   - a cancelled context stops at once, also in the middle of a wait;
 //   - when the retries run out the error is a *RetryError naming the method, the URL, the number of
 //     attempts and the provider's own error message;
