@@ -182,3 +182,27 @@ func minProgress(running map[int64]*action) int {
 	}
 	return p
 }
+
+// started names the actions an answer says a request started: "action", "actions" (firewalls) and
+// "next_actions" (e.g. a server's start_server).
+type started struct {
+	Action      *action   `json:"action"`
+	Actions     []*action `json:"actions"`
+	NextActions []*action `json:"next_actions"`
+}
+
+// all lists the actions, nil entries included (wait skips them).
+func (s *started) all() []*action {
+	return append(append([]*action{s.Action}, s.Actions...), s.NextActions...)
+}
+
+// runAction sends POST {collection}/{id}/actions/{command} with body (nil: none), e.g.
+// runAction(ctx, "/networks", 7, "add_subnet", …), and waits for every action the answer names.
+// secrets are scrubbed from its errors.
+func (p *Provider) runAction(ctx context.Context, collection string, id int64, command string, body any, secrets ...string) error {
+	var out started
+	if err := p.c.call(ctx, http.MethodPost, idPath(collection, id)+"/actions/"+command, body, &out, secrets...); err != nil {
+		return err
+	}
+	return p.c.wait(ctx, out.all()...)
+}

@@ -96,17 +96,6 @@ func firewallOutputs(id int64) resource.Properties {
 	return resource.Properties{"firewallId": num(id)}
 }
 
-// postAwaitAll sends POST path with body, whose answer is {"actions": […]}, and waits for every action.
-func (p *Provider) postAwaitAll(ctx context.Context, path string, body any) error {
-	var out struct {
-		Actions []*action `json:"actions"`
-	}
-	if err := p.c.call(ctx, http.MethodPost, path, body, &out); err != nil {
-		return err
-	}
-	return p.c.wait(ctx, out.Actions...)
-}
-
 // getFirewall reads GET /firewalls/{id}.
 func (p *Provider) getFirewall(ctx context.Context, id int64) (*firewall, error) {
 	var out struct {

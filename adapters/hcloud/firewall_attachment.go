@@ -154,7 +154,7 @@ func (p *Provider) createFirewallAttachment(ctx context.Context, req resource.Cr
 	if err != nil {
 		return resource.CreateResult{}, err
 	}
-	err = p.postAwaitAll(ctx, idPath("/firewalls", a.firewall)+"/actions/apply_to_resources", map[string]any{"apply_to": []any{a.target()}})
+	err = p.runAction(ctx, "/firewalls", a.firewall, "apply_to_resources", map[string]any{"apply_to": []any{a.target()}})
 	if errorCode(err) == "firewall_already_applied" {
 		return resource.CreateResult{}, fmt.Errorf("%s: firewall %d is already applied to %s outside cdkx state: import the attachment (cdkx import) or remove it in the Hetzner Console: %w",
 			Name, a.firewall, a.describe(), err)
@@ -204,7 +204,7 @@ func (p *Provider) deleteFirewallAttachment(ctx context.Context, req resource.De
 	if err != nil {
 		return err
 	}
-	err = p.postAwaitAll(ctx, idPath("/firewalls", a.firewall)+"/actions/remove_from_resources", map[string]any{"remove_from": []any{a.target()}})
+	err = p.runAction(ctx, "/firewalls", a.firewall, "remove_from_resources", map[string]any{"remove_from": []any{a.target()}})
 	if err != nil && !errors.Is(err, resource.ErrNotFound) && errorCode(err) != "" {
 		// Hetzner may refuse to remove what is not applied: check whether it is gone.
 		if fw, gerr := p.getFirewall(ctx, a.firewall); gerr == nil && !a.in(fw) {

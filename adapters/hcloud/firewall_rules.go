@@ -318,7 +318,7 @@ func liveCIDRs(ips []string, recorded any) []any {
 }
 
 func (p *Provider) setRules(ctx context.Context, id int64, rules []firewallRule) error {
-	return p.postAwaitAll(ctx, idPath("/firewalls", id)+"/actions/set_rules", map[string]any{"rules": rules})
+	return p.runAction(ctx, "/firewalls", id, "set_rules", map[string]any{"rules": rules})
 }
 
 func (p *Provider) createFirewallRules(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {

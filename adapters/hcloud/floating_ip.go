@@ -185,7 +185,7 @@ func (p *Provider) deleteFloatingIP(ctx context.Context, req resource.DeleteRequ
 		return err
 	}
 	if f.Server != nil {
-		if err := p.postAwait(ctx, idPath("/floating_ips", id)+"/actions/unassign", nil); err != nil {
+		if err := p.runAction(ctx, "/floating_ips", id, "unassign", nil); err != nil {
 			return fmt.Errorf("%s: floating IP %d: unassign from server %d before deleting: %w", Name, id, *f.Server, err)
 		}
 	}

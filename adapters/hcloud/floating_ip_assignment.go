@@ -48,7 +48,7 @@ func floatingIPAssignmentOutputs(ipID, serverID int64) resource.Properties {
 }
 
 func (p *Provider) assignFloatingIP(ctx context.Context, ipID, serverID int64) error {
-	return p.postAwait(ctx, idPath("/floating_ips", ipID)+"/actions/assign", map[string]any{"server": serverID})
+	return p.runAction(ctx, "/floating_ips", ipID, "assign", map[string]any{"server": serverID})
 }
 
 func (p *Provider) createFloatingIPAssignment(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
@@ -105,7 +105,7 @@ func (p *Provider) updateFloatingIPAssignment(ctx context.Context, req resource.
 		return resource.UpdateResult{Outputs: floatingIPAssignmentOutputs(ipID, serverID)}, nil
 	}
 	if f.Server != nil {
-		if err := p.postAwait(ctx, idPath("/floating_ips", ipID)+"/actions/unassign", nil); err != nil {
+		if err := p.runAction(ctx, "/floating_ips", ipID, "unassign", nil); err != nil {
 			return resource.UpdateResult{}, err
 		}
 	}
@@ -130,7 +130,7 @@ func (p *Provider) deleteFloatingIPAssignment(ctx context.Context, req resource.
 	if want, ok, _ := idOf(req.Properties["serverId"]); ok && want != *f.Server {
 		return nil // assigned to another server since: not this assignment's to undo
 	}
-	return p.postAwait(ctx, idPath("/floating_ips", ipID)+"/actions/unassign", nil)
+	return p.runAction(ctx, "/floating_ips", ipID, "unassign", nil)
 }
 
 // locateFloatingIPAssignment finds the assignment of an interrupted create: the IP is assigned to the

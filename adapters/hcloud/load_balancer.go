@@ -188,18 +188,7 @@ func (p *Provider) createLoadBalancer(ctx context.Context, req resource.CreateRe
 // attachLoadBalancer attaches load balancer lb to network: POST
 // /load_balancers/{id}/actions/attach_to_network {network}, awaited.
 func (p *Provider) attachLoadBalancer(ctx context.Context, lb, network int64) error {
-	return p.lbAction(ctx, lb, "attach_to_network", map[string]any{"network": network})
-}
-
-// lbAction runs POST /load_balancers/{id}/actions/{command} with body (nil: none) and waits for it.
-func (p *Provider) lbAction(ctx context.Context, id int64, command string, body any) error {
-	var out struct {
-		Action *action `json:"action"`
-	}
-	if err := p.c.call(ctx, http.MethodPost, idPath("/load_balancers", id)+"/actions/"+command, body, &out); err != nil {
-		return err
-	}
-	return p.c.wait(ctx, out.Action)
+	return p.runAction(ctx, "/load_balancers", lb, "attach_to_network", map[string]any{"network": network})
 }
 
 // getLoadBalancer reads GET /load_balancers/{id}.
@@ -267,13 +256,13 @@ func (p *Provider) updateLoadBalancer(ctx context.Context, req resource.UpdateRe
 	}
 	lb := &out.LoadBalancer
 	if alg := algorithmOf(req.New); alg != algorithmOf(req.Old) {
-		if err := p.lbAction(ctx, id, "change_algorithm", map[string]any{"type": alg}); err != nil {
+		if err := p.runAction(ctx, "/load_balancers", id, "change_algorithm", map[string]any{"type": alg}); err != nil {
 			return resource.UpdateResult{}, err
 		}
 		lb.Algorithm.Type = alg
 	}
 	if t := str(req.New, "loadBalancerType"); t != str(req.Old, "loadBalancerType") {
-		if err := p.lbAction(ctx, id, "change_type", map[string]any{"load_balancer_type": t}); err != nil {
+		if err := p.runAction(ctx, "/load_balancers", id, "change_type", map[string]any{"load_balancer_type": t}); err != nil {
 			return resource.UpdateResult{}, err
 		}
 		lb.LoadBalancerType.Name = t
@@ -283,7 +272,7 @@ func (p *Provider) updateLoadBalancer(ctx context.Context, req resource.UpdateRe
 		if pub {
 			command = "enable_public_interface"
 		}
-		if err := p.lbAction(ctx, id, command, nil); err != nil {
+		if err := p.runAction(ctx, "/load_balancers", id, command, nil); err != nil {
 			return resource.UpdateResult{}, err
 		}
 		lb.PublicNet.Enabled = pub

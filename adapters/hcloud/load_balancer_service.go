@@ -338,7 +338,7 @@ func (p *Provider) createLBService(ctx context.Context, req resource.CreateReque
 		return resource.CreateResult{}, err
 	}
 	port := body["listen_port"].(int64)
-	if err := p.lbAction(ctx, lb, "add_service", body); err != nil {
+	if err := p.runAction(ctx, "/load_balancers", lb, "add_service", body); err != nil {
 		return resource.CreateResult{}, err
 	}
 	out := lbServiceOutputs(lb, port)
@@ -421,7 +421,7 @@ func (p *Provider) updateLBService(ctx context.Context, req resource.UpdateReque
 		return resource.UpdateResult{}, err
 	}
 	body["listen_port"] = port
-	if err := p.lbAction(ctx, lb, "update_service", body); err != nil {
+	if err := p.runAction(ctx, "/load_balancers", lb, "update_service", body); err != nil {
 		return resource.UpdateResult{}, err
 	}
 	return resource.UpdateResult{Outputs: lbServiceOutputs(lb, port)}, nil
@@ -432,7 +432,7 @@ func (p *Provider) deleteLBService(ctx context.Context, req resource.DeleteReque
 	if err != nil {
 		return err
 	}
-	err = p.lbAction(ctx, lb, "delete_service", map[string]any{"listen_port": port})
+	err = p.runAction(ctx, "/load_balancers", lb, "delete_service", map[string]any{"listen_port": port})
 	if err == nil || errors.Is(err, resource.ErrNotFound) {
 		return err
 	}

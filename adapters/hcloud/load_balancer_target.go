@@ -208,7 +208,7 @@ func (p *Provider) createLBTarget(ctx context.Context, req resource.CreateReques
 	if err != nil {
 		return resource.CreateResult{}, err
 	}
-	if err := p.lbAction(ctx, t.lb, "add_target", t); err != nil {
+	if err := p.runAction(ctx, "/load_balancers", t.lb, "add_target", t); err != nil {
 		return resource.CreateResult{}, err
 	}
 	return resource.CreateResult{PhysicalID: t.physicalID(), Outputs: t.outputs()}, nil
@@ -262,7 +262,7 @@ func (p *Provider) deleteLBTarget(ctx context.Context, req resource.DeleteReques
 	if err != nil {
 		return err
 	}
-	err = p.lbAction(ctx, t.lb, "remove_target", t.ref())
+	err = p.runAction(ctx, "/load_balancers", t.lb, "remove_target", t.ref())
 	if err == nil || errors.Is(err, resource.ErrNotFound) {
 		return err
 	}

@@ -154,7 +154,7 @@ func (p *Provider) createNetworkAttachment(ctx context.Context, req resource.Cre
 	if ipRange != "" {
 		body["ip_range"] = ipRange
 	}
-	if err := p.postAwait(ctx, idPath("/servers", serverID)+"/actions/attach_to_network", body); err != nil {
+	if err := p.runAction(ctx, "/servers", serverID, "attach_to_network", body); err != nil {
 		return resource.CreateResult{}, err
 	}
 	net, err := p.serverPrivateNet(ctx, serverID, networkID)
@@ -193,7 +193,7 @@ func (p *Provider) deleteNetworkAttachment(ctx context.Context, req resource.Del
 	if err != nil {
 		return err
 	}
-	err = p.postAwait(ctx, idPath("/servers", serverID)+"/actions/detach_from_network", map[string]any{"network": networkID})
+	err = p.runAction(ctx, "/servers", serverID, "detach_from_network", map[string]any{"network": networkID})
 	if err != nil && !errors.Is(err, resource.ErrNotFound) && errorCode(err) != "" {
 		// Hetzner refuses to detach a server that is not attached: check whether it is.
 		if _, gerr := p.serverPrivateNet(ctx, serverID, networkID); errors.Is(gerr, resource.ErrNotFound) {

@@ -79,11 +79,11 @@ func (p *Provider) withServerOff(ctx context.Context, id int64, change func() er
 	if status == "off" {
 		return change()
 	}
-	if err := p.postAwait(ctx, idPath("/servers", id)+"/actions/poweroff", nil); err != nil {
+	if err := p.runAction(ctx, "/servers", id, "poweroff", nil); err != nil {
 		return fmt.Errorf("%s: power off server %d (a Primary IP changes only while its server is off): %w", Name, id, err)
 	}
 	cerr := change()
-	if err := p.postAwait(ctx, idPath("/servers", id)+"/actions/poweron", nil); err != nil {
+	if err := p.runAction(ctx, "/servers", id, "poweron", nil); err != nil {
 		return errors.Join(cerr, fmt.Errorf("%s: server %d was powered off to change its Primary IP and did not power on again; start it in the Hetzner Console: %w", Name, id, err))
 	}
 	return cerr
@@ -92,7 +92,7 @@ func (p *Provider) withServerOff(ctx context.Context, id int64, change func() er
 // assignPrimaryIP assigns Primary IP ipID to server serverID, stopping the server for the moment.
 func (p *Provider) assignPrimaryIP(ctx context.Context, ipID, serverID int64) error {
 	return p.withServerOff(ctx, serverID, func() error {
-		return p.postAwait(ctx, idPath("/primary_ips", ipID)+"/actions/assign", map[string]any{"assignee_id": serverID, "assignee_type": "server"})
+		return p.runAction(ctx, "/primary_ips", ipID, "assign", map[string]any{"assignee_id": serverID, "assignee_type": "server"})
 	})
 }
 
@@ -100,7 +100,7 @@ func (p *Provider) assignPrimaryIP(ctx context.Context, ipID, serverID int64) er
 // an error wrapping resource.ErrNotFound means the server or the IP is gone.
 func (p *Provider) unassignPrimaryIP(ctx context.Context, ipID, serverID int64) error {
 	return p.withServerOff(ctx, serverID, func() error {
-		return p.postAwait(ctx, idPath("/primary_ips", ipID)+"/actions/unassign", nil)
+		return p.runAction(ctx, "/primary_ips", ipID, "unassign", nil)
 	})
 }
 

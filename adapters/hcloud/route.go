@@ -87,7 +87,7 @@ func (p *Provider) createRoute(ctx context.Context, req resource.CreateRequest) 
 		return resource.CreateResult{}, err
 	}
 	dest, gw := str(req.Properties, "destination"), str(req.Properties, "gateway")
-	if err := p.postAwait(ctx, idPath("/networks", netID)+"/actions/add_route", map[string]any{"destination": dest, "gateway": gw}); err != nil {
+	if err := p.runAction(ctx, "/networks", netID, "add_route", map[string]any{"destination": dest, "gateway": gw}); err != nil {
 		return resource.CreateResult{}, err
 	}
 	n, err := p.getNetwork(ctx, netID)
@@ -165,7 +165,7 @@ func (p *Provider) deleteRoute(ctx context.Context, req resource.DeleteRequest) 
 		}
 		gw = r.Gateway
 	}
-	err = p.postAwait(ctx, idPath("/networks", netID)+"/actions/delete_route", map[string]any{"destination": dest, "gateway": gw})
+	err = p.runAction(ctx, "/networks", netID, "delete_route", map[string]any{"destination": dest, "gateway": gw})
 	if err != nil && !errors.Is(err, resource.ErrNotFound) && errorCode(err) != "" {
 		// Hetzner refuses to delete a route the network does not have: check whether it is gone.
 		if n, gerr := p.getNetwork(ctx, netID); gerr == nil && !slices.ContainsFunc(n.Routes, func(r route) bool { return samePrefix(r.Destination, dest) }) {

@@ -337,16 +337,15 @@ func (p *Provider) createServer(ctx context.Context, req resource.CreateRequest)
 	}
 	// root_password is deliberately not decoded: it is a secret cdkx never keeps.
 	var out struct {
-		Server      server    `json:"server"`
-		Action      *action   `json:"action"`
-		NextActions []*action `json:"next_actions"`
+		Server server `json:"server"`
+		started
 	}
 	name := str(req.Properties, "name")
 	if err := p.c.call(ctx, http.MethodPost, "/servers", body, &out); err != nil {
 		return resource.CreateResult{}, existsError(err, "server", name)
 	}
 	id := out.Server.ID
-	if err := p.c.wait(ctx, append([]*action{out.Action}, out.NextActions...)...); err != nil {
+	if err := p.c.wait(ctx, out.all()...); err != nil {
 		return p.unfinished(ctx, idPath("/servers", id), id, fmt.Errorf("%s: server %q (ID %d) was created but did not start: %w", Name, name, id, err))
 	}
 	// Once its create action and next_actions (start_server) succeeded, the server is running (off
@@ -422,11 +421,9 @@ func (p *Provider) deleteServer(ctx context.Context, req resource.DeleteRequest)
 	if err != nil {
 		return err
 	}
-	var out struct {
-		Action *action `json:"action"`
-	}
+	var out started
 	if err := p.c.call(ctx, http.MethodDelete, idPath("/servers", id), nil, &out); err != nil {
 		return err
 	}
-	return p.c.wait(ctx, out.Action)
+	return p.c.wait(ctx, out.all()...)
 }

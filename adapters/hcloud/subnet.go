@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -130,17 +129,6 @@ func subnetZone(props resource.Properties) string {
 	return defaultNetworkZone
 }
 
-// postAwait sends POST path with body, whose answer is {"action": …}, and waits for the action.
-func (p *Provider) postAwait(ctx context.Context, path string, body any, secrets ...string) error {
-	var out struct {
-		Action *action `json:"action"`
-	}
-	if err := p.c.call(ctx, http.MethodPost, path, body, &out, secrets...); err != nil {
-		return err
-	}
-	return p.c.wait(ctx, out.Action)
-}
-
 func (p *Provider) createSubnet(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
 	netID, err := propID(req.Properties, "networkId")
 	if err != nil {
@@ -166,7 +154,7 @@ func (p *Provider) createSubnet(ctx context.Context, req resource.CreateRequest)
 			before[s.IPRange] = true
 		}
 	}
-	if err := p.postAwait(ctx, idPath("/networks", netID)+"/actions/add_subnet", body); err != nil {
+	if err := p.runAction(ctx, "/networks", netID, "add_subnet", body); err != nil {
 		return resource.CreateResult{}, err
 	}
 	n, err := p.getNetwork(ctx, netID)
@@ -217,7 +205,7 @@ func (p *Provider) deleteSubnet(ctx context.Context, req resource.DeleteRequest)
 	if err != nil {
 		return err
 	}
-	err = p.postAwait(ctx, idPath("/networks", netID)+"/actions/delete_subnet", map[string]any{"ip_range": ipRange})
+	err = p.runAction(ctx, "/networks", netID, "delete_subnet", map[string]any{"ip_range": ipRange})
 	if err != nil && !errors.Is(err, resource.ErrNotFound) && errorCode(err) != "" {
 		// Hetzner refuses to delete a subnet the network does not have: check whether it is gone.
 		if n, gerr := p.getNetwork(ctx, netID); gerr == nil && !slices.ContainsFunc(n.Subnets, func(s subnet) bool { return s.IPRange == ipRange }) {

@@ -112,14 +112,13 @@ func (p *Provider) createVolume(ctx context.Context, req resource.CreateRequest)
 		body["format"] = f
 	}
 	var out struct {
-		Volume      volume    `json:"volume"`
-		Action      *action   `json:"action"`
-		NextActions []*action `json:"next_actions"`
+		Volume volume `json:"volume"`
+		started
 	}
 	if err := p.c.call(ctx, http.MethodPost, "/volumes", body, &out); err != nil {
 		return resource.CreateResult{}, existsError(err, "volume", name)
 	}
-	if err := p.c.wait(ctx, append([]*action{out.Action}, out.NextActions...)...); err != nil {
+	if err := p.c.wait(ctx, out.all()...); err != nil {
 		return p.unfinished(ctx, idPath("/volumes", out.Volume.ID), out.Volume.ID, fmt.Errorf("%s: volume %q (ID %d) was created but its create action failed: %w", Name, name, out.Volume.ID, err))
 	}
 	return resource.CreateResult{PhysicalID: strconv.FormatInt(out.Volume.ID, 10), Outputs: out.Volume.outputs()}, nil
@@ -165,13 +164,7 @@ func (p *Provider) updateVolume(ctx context.Context, req resource.UpdateRequest)
 			Name, req.PhysicalID, oldSize, newSize, oldSize)
 	}
 	if newSize > oldSize {
-		var out struct {
-			Action *action `json:"action"`
-		}
-		if err := p.c.call(ctx, http.MethodPost, idPath("/volumes", id)+"/actions/resize", map[string]any{"size": newSize}, &out); err != nil {
-			return resource.UpdateResult{}, err
-		}
-		if err := p.c.wait(ctx, out.Action); err != nil {
+		if err := p.runAction(ctx, "/volumes", id, "resize", map[string]any{"size": newSize}); err != nil {
 			return resource.UpdateResult{}, err
 		}
 	}

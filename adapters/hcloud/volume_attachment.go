@@ -3,7 +3,6 @@ package hcloud
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 
@@ -53,24 +52,13 @@ func volumeAttachmentOutputs(vol, srv int64) resource.Properties {
 	return resource.Properties{"volumeId": num(vol), "serverId": num(srv)}
 }
 
-// volumeAction runs POST /volumes/{id}/actions/{command} with body and waits for it.
-func (p *Provider) volumeAction(ctx context.Context, id int64, command string, body any) error {
-	var out struct {
-		Action *action `json:"action"`
-	}
-	if err := p.c.call(ctx, http.MethodPost, idPath("/volumes", id)+"/actions/"+command, body, &out); err != nil {
-		return err
-	}
-	return p.c.wait(ctx, out.Action)
-}
-
 // attachVolume attaches volume vol to server srv, with automount when props ask for it, and waits.
 func (p *Provider) attachVolume(ctx context.Context, vol, srv int64, props resource.Properties) error {
 	body := map[string]any{"server": srv}
 	if v, ok := boolean(props, "automount"); ok {
 		body["automount"] = v
 	}
-	return p.volumeAction(ctx, vol, "attach", body)
+	return p.runAction(ctx, "/volumes", vol, "attach", body)
 }
 
 func (p *Provider) createVolumeAttachment(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
@@ -144,7 +132,7 @@ func (p *Provider) updateVolumeAttachment(ctx context.Context, req resource.Upda
 			return resource.UpdateResult{Outputs: volumeAttachmentOutputs(vol, srv)}, nil
 		}
 		if v.Server != nil {
-			if err := p.volumeAction(ctx, vol, "detach", nil); err != nil {
+			if err := p.runAction(ctx, "/volumes", vol, "detach", nil); err != nil {
 				return resource.UpdateResult{}, err
 			}
 		}
@@ -174,7 +162,7 @@ func (p *Provider) deleteVolumeAttachment(ctx context.Context, req resource.Dele
 	if ok && recorded != *v.Server {
 		return nil // attached since to another server, by something else: not this attachment
 	}
-	return p.volumeAction(ctx, vol, "detach", nil)
+	return p.runAction(ctx, "/volumes", vol, "detach", nil)
 }
 
 func (p *Provider) locateVolumeAttachment(ctx context.Context, req resource.CreateRequest) (string, error) {
