@@ -59,7 +59,7 @@ func init() {
 
 func checkCertificate(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	typ, _ := props["type"].(string)
-	if unresolved(props["type"], unknown) {
+	if unknownValue(unknown, props["type"]) {
 		return nil
 	}
 	var errs []resource.FieldError
@@ -70,7 +70,7 @@ func checkCertificate(props resource.Properties, unknown resource.IsUnknownFunc)
 		for _, k := range []string{"certificate", "privateKey"} {
 			if !has(k) {
 				bad(k, "is required for an uploaded certificate (a PEM block)")
-			} else if s, ok := props[k].(string); ok && !unresolved(props[k], unknown) && !strings.Contains(s, "-----BEGIN ") {
+			} else if s, ok := props[k].(string); ok && !unknownValue(unknown, props[k]) && !strings.Contains(s, "-----BEGIN ") {
 				bad(k, "is not PEM (-----BEGIN …-----); Hetzner rejects it")
 			}
 		}

@@ -58,7 +58,7 @@ func checkFirewallAttachment(props resource.Properties, unknown resource.IsUnkno
 	case !server && !selector:
 		return []resource.FieldError{{Path: "serverId", Message: "give serverId (one server) or labelSelector (the servers with matching labels)"}}
 	}
-	if s, ok := props["labelSelector"].(string); ok && !valueUnknown(unknown, props["labelSelector"]) && strings.TrimSpace(s) == "" {
+	if s, ok := props["labelSelector"].(string); ok && !unknownValue(unknown, props["labelSelector"]) && strings.TrimSpace(s) == "" {
 		return []resource.FieldError{{Path: "labelSelector", Message: "is empty; give a label selector such as role=web"}}
 	}
 	return nil

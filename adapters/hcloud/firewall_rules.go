@@ -64,7 +64,7 @@ func init() {
 
 func checkFirewallRules(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	rules, ok := props["rules"].([]any)
-	if !ok || valueUnknown(unknown, props["rules"]) {
+	if !ok || unknownValue(unknown, props["rules"]) {
 		return nil
 	}
 	var errs []resource.FieldError
@@ -73,7 +73,7 @@ func checkFirewallRules(props resource.Properties, unknown resource.IsUnknownFun
 	}
 	for i, r := range rules {
 		rule, ok := r.(map[string]any)
-		if !ok || valueUnknown(unknown, r) {
+		if !ok || unknownValue(unknown, r) {
 			continue
 		}
 		errs = append(errs, checkRule(fmt.Sprintf("rules[%d]", i), rule, unknown)...)
@@ -87,7 +87,7 @@ func checkRule(path string, rule map[string]any, unknown resource.IsUnknownFunc)
 	bad := func(key, msg string) { errs = append(errs, resource.FieldError{Path: path + "." + key, Message: msg}) }
 	known := func(key string) (any, bool) {
 		v, ok := rule[key]
-		return v, ok && v != nil && !valueUnknown(unknown, v)
+		return v, ok && v != nil && !unknownValue(unknown, v)
 	}
 	for k := range rule {
 		if !slices.Contains(ruleKeys, k) {
@@ -100,7 +100,7 @@ func checkRule(path string, rule map[string]any, unknown resource.IsUnknownFunc)
 			bad(key, fmt.Sprintf("required: one of %s", strings.Join(values, ", ")))
 			return ""
 		}
-		if valueUnknown(unknown, v) {
+		if unknownValue(unknown, v) {
 			return ""
 		}
 		s, _ := v.(string)
@@ -126,7 +126,7 @@ func checkRule(path string, rule map[string]any, unknown resource.IsUnknownFunc)
 			bad(key, fmt.Sprintf("has %d CIDRs; Hetzner allows at most %d per rule: split the rule", len(list), maxRuleCIDRs))
 		}
 		for j, e := range list {
-			if valueUnknown(unknown, e) {
+			if unknownValue(unknown, e) {
 				continue
 			}
 			if msg := ruleCIDRProblem(e); msg != "" {

@@ -61,7 +61,7 @@ func init() {
 
 func checkFloatingIP(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	v := props["description"]
-	if _, ok := v.(string); ok || v == nil || valueUnknown(unknown, v) {
+	if _, ok := v.(string); ok || v == nil || unknownValue(unknown, v) {
 		return nil
 	}
 	return []resource.FieldError{{Path: "description", Message: fmt.Sprintf("must be a string or null, got %s", describeValue(v))}}

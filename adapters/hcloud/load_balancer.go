@@ -84,12 +84,12 @@ func checkLoadBalancer(props resource.Properties, unknown resource.IsUnknownFunc
 	if props["location"] == nil && props["networkZone"] == nil {
 		errs = append(errs, resource.FieldError{Path: "location", Message: "give location or networkZone: Hetzner needs one to place the load balancer"})
 	}
-	if alg, ok := props["algorithm"].(map[string]any); ok && !unresolved(props["algorithm"], unknown) {
+	if alg, ok := props["algorithm"].(map[string]any); ok && !unknownValue(unknown, props["algorithm"]) {
 		for k, v := range alg {
 			switch {
 			case k != "type":
 				errs = append(errs, resource.FieldError{Path: "algorithm." + k, Message: "unknown key; algorithm is {type: round_robin or least_connections}"})
-			case unresolved(v, unknown):
+			case unknownValue(unknown, v):
 			default:
 				if s, _ := v.(string); !slices.Contains(lbAlgorithms, s) {
 					errs = append(errs, resource.FieldError{Path: "algorithm.type", Message: fmt.Sprintf("must be round_robin or least_connections, got %v", v)})

@@ -236,7 +236,7 @@ func checkLBService(props resource.Properties, unknown resource.IsUnknownFunc) [
 		errs = append(errs, resource.FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
 	}
 	port := func(path string, v any) {
-		if v == nil || unresolved(v, unknown) {
+		if v == nil || unknownValue(unknown, v) {
 			return
 		}
 		if n, ok := intProp(v); !ok || n < 1 || n > 65535 {
@@ -254,37 +254,37 @@ func checkLBService(props resource.Properties, unknown resource.IsUnknownFunc) [
 	port("listenPort", props["listenPort"])
 	port("destinationPort", props["destinationPort"])
 	protocol, _ := props["protocol"].(string)
-	if unresolved(props["protocol"], unknown) {
+	if unknownValue(unknown, props["protocol"]) {
 		protocol = ""
 	}
-	if hc, ok := props["healthCheck"].(map[string]any); ok && !unresolved(props["healthCheck"], unknown) {
+	if hc, ok := props["healthCheck"].(map[string]any); ok && !unknownValue(unknown, props["healthCheck"]) {
 		keys("healthCheck", hc, "protocol", "port", "interval", "timeout", "retries", "http")
 		port("healthCheck.port", hc["port"])
-		if v, ok := hc["protocol"]; ok && !unresolved(v, unknown) && v != "tcp" && v != "http" {
+		if v, ok := hc["protocol"]; ok && !unknownValue(unknown, v) && v != "tcp" && v != "http" {
 			bad("healthCheck.protocol", "must be tcp or http, got %v", v)
 		}
 		for _, k := range []string{"interval", "timeout", "retries"} {
-			if v, ok := hc[k]; ok && !unresolved(v, unknown) {
+			if v, ok := hc[k]; ok && !unknownValue(unknown, v) {
 				if n, ok := intProp(v); !ok || n < 0 {
 					bad("healthCheck."+k, "must be a non-negative integer, got %v", v)
 				}
 			}
 		}
-		if hh, ok := hc["http"].(map[string]any); ok && !unresolved(hc["http"], unknown) {
+		if hh, ok := hc["http"].(map[string]any); ok && !unknownValue(unknown, hc["http"]) {
 			keys("healthCheck.http", hh, "domain", "path", "response", "statusCodes", "tls")
 			if _, ok := hh["path"]; !ok {
 				bad("healthCheck.http.path", "is required: the path the health check requests, e.g. /")
 			}
 		}
 	}
-	if ht, ok := props["http"].(map[string]any); ok && !unresolved(props["http"], unknown) {
+	if ht, ok := props["http"].(map[string]any); ok && !unknownValue(unknown, props["http"]) {
 		keys("http", ht, "cookieName", "cookieLifetime", "certificates", "redirectHttp", "stickySessions")
 		if protocol == "tcp" || (protocol == "" && props["protocol"] == nil) {
 			bad("http", "applies to http and https services only; Hetzner rejects it for tcp")
 		}
 		if certs, ok := ht["certificates"].([]any); ok {
 			for i, c := range certs {
-				if unresolved(c, unknown) {
+				if unknownValue(unknown, c) {
 					continue
 				}
 				if _, _, err := idOf(c); err != nil {
@@ -295,7 +295,7 @@ func checkLBService(props resource.Properties, unknown resource.IsUnknownFunc) [
 	}
 	if protocol == "https" {
 		ht, _ := props["http"].(map[string]any)
-		if certs, ok := ht["certificates"].([]any); !unresolved(props["http"], unknown) && !unresolved(ht["certificates"], unknown) && (!ok || len(certs) == 0) {
+		if certs, ok := ht["certificates"].([]any); !unknownValue(unknown, props["http"]) && !unknownValue(unknown, ht["certificates"]) && (!ok || len(certs) == 0) {
 			bad("http.certificates", "an https service needs at least one certificate (a Certificate's certificateId)")
 		}
 	}

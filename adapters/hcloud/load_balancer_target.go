@@ -70,7 +70,7 @@ func init() {
 
 func checkLBTarget(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	typ, ok := props["type"].(string)
-	if !ok || unresolved(props["type"], unknown) {
+	if !ok || unknownValue(unknown, props["type"]) {
 		return nil
 	}
 	want, known := lbTargetKeys[typ]
@@ -91,7 +91,7 @@ func checkLBTarget(props resource.Properties, unknown resource.IsUnknownFunc) []
 	if _, has := props["usePrivateIp"]; has && typ == "ip" {
 		errs = append(errs, resource.FieldError{Path: "usePrivateIp", Message: "applies to server and label_selector targets only"})
 	}
-	if s, ok := props["ip"].(string); ok && typ == "ip" && !unresolved(props["ip"], unknown) {
+	if s, ok := props["ip"].(string); ok && typ == "ip" && !unknownValue(unknown, props["ip"]) {
 		if _, err := netip.ParseAddr(s); err != nil {
 			errs = append(errs, resource.FieldError{Path: "ip", Message: fmt.Sprintf("%q is not an IP address", s)})
 		}

@@ -59,7 +59,7 @@ func init() {
 func checkNetworkAttachment(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	errs := checkCIDR(props, unknown, "ipRange", false)
 	badIP := func(path string, v any) {
-		if valueUnknown(unknown, v) {
+		if unknownValue(unknown, v) {
 			return
 		}
 		s, _ := v.(string)
@@ -70,7 +70,7 @@ func checkNetworkAttachment(props resource.Properties, unknown resource.IsUnknow
 	if v, ok := props["ip"]; ok && v != nil {
 		badIP("ip", v)
 	}
-	if list, ok := props["aliasIps"].([]any); ok && !valueUnknown(unknown, props["aliasIps"]) {
+	if list, ok := props["aliasIps"].([]any); ok && !unknownValue(unknown, props["aliasIps"]) {
 		for i, v := range list {
 			badIP(fmt.Sprintf("aliasIps[%d]", i), v)
 		}

@@ -113,18 +113,14 @@ func propID(props resource.Properties, key string) (int64, error) {
 // element by element).
 func checkIDs(props resource.Properties, unknown resource.IsUnknownFunc, ids []string) []resource.FieldError {
 	var errs []resource.FieldError
-	isUnknown := func(v any) bool {
-		_, u := v.(resource.Unknown)
-		return u || (unknown != nil && v != nil && unknown(v))
-	}
 	for _, key := range ids {
 		v := props[key]
-		if v == nil || isUnknown(v) {
+		if v == nil || unknownValue(unknown, v) {
 			continue
 		}
 		if list, ok := v.([]any); ok {
 			for i, e := range list {
-				if isUnknown(e) {
+				if unknownValue(unknown, e) {
 					continue
 				}
 				if _, _, err := idOf(e); err != nil {
@@ -202,7 +198,7 @@ func checkLabels(props resource.Properties, unknown resource.IsUnknownFunc) []re
 	}
 	var errs []resource.FieldError
 	for k, v := range m {
-		if _, u := v.(resource.Unknown); u || (unknown != nil && unknown(v)) {
+		if unknownValue(unknown, v) {
 			continue
 		}
 		if _, ok := v.(string); !ok {
@@ -210,4 +206,13 @@ func checkLabels(props resource.Properties, unknown resource.IsUnknownFunc) []re
 		}
 	}
 	return errs
+}
+
+// unknownValue reports whether v is not known yet: resource.Unknown, or a token as unknown tells (the
+// schema checks run on templates, before tokens are resolved).
+func unknownValue(unknown resource.IsUnknownFunc, v any) bool {
+	if _, u := v.(resource.Unknown); u {
+		return true
+	}
+	return unknown != nil && v != nil && unknown(v)
 }

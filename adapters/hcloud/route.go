@@ -55,12 +55,12 @@ func init() {
 
 func checkRoute(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	errs := checkCIDR(props, unknown, "destination", false)
-	if s, ok := props["destination"].(string); ok && len(errs) == 0 && !valueUnknown(unknown, props["destination"]) {
+	if s, ok := props["destination"].(string); ok && len(errs) == 0 && !unknownValue(unknown, props["destination"]) {
 		if pfx, err := netip.ParsePrefix(s); err == nil && !pfx.Addr().Is4() {
 			errs = append(errs, resource.FieldError{Path: "destination", Message: fmt.Sprintf("%q is not an IPv4 range; Hetzner networks route IPv4 only", s)})
 		}
 	}
-	if s, ok := props["gateway"].(string); ok && !valueUnknown(unknown, props["gateway"]) {
+	if s, ok := props["gateway"].(string); ok && !unknownValue(unknown, props["gateway"]) {
 		addr, err := netip.ParseAddr(s)
 		switch {
 		case err != nil || !addr.Is4():

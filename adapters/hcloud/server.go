@@ -99,14 +99,6 @@ func init() {
 	})
 }
 
-// unresolved reports whether v is not known yet (a token, or resource.Unknown).
-func unresolved(v any, unknown resource.IsUnknownFunc) bool {
-	if _, u := v.(resource.Unknown); u {
-		return true
-	}
-	return unknown != nil && v != nil && unknown(v)
-}
-
 // hostnameLabel is one label of an RFC 1123 hostname.
 var hostnameLabel = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
 
@@ -115,7 +107,7 @@ func checkServer(props resource.Properties, unknown resource.IsUnknownFunc) []re
 	bad := func(path, format string, args ...any) {
 		errs = append(errs, resource.FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
 	}
-	if name, ok := props["name"].(string); ok && !unresolved(props["name"], unknown) {
+	if name, ok := props["name"].(string); ok && !unknownValue(unknown, props["name"]) {
 		valid := name != "" && len(name) <= 253
 		for _, l := range strings.Split(name, ".") {
 			valid = valid && hostnameLabel.MatchString(l)
@@ -129,12 +121,12 @@ func checkServer(props resource.Properties, unknown resource.IsUnknownFunc) []re
 			bad("datacenter", "give location or datacenter, not both (Hetzner rejects both; datacenter is deprecated)")
 		}
 	}
-	if s, ok := props["userData"].(string); ok && !unresolved(props["userData"], unknown) && len(s) > maxUserData {
+	if s, ok := props["userData"].(string); ok && !unknownValue(unknown, props["userData"]) && len(s) > maxUserData {
 		bad("userData", "is %d bytes; Hetzner accepts at most 32 KiB (%d bytes)", len(s), maxUserData)
 	}
 	if keys, ok := props["sshKeys"].([]any); ok {
 		for i, k := range keys {
-			if unresolved(k, unknown) {
+			if unknownValue(unknown, k) {
 				continue
 			}
 			switch k := k.(type) {
@@ -154,7 +146,7 @@ func checkServer(props resource.Properties, unknown resource.IsUnknownFunc) []re
 	if fws, ok := props["firewalls"].([]any); ok {
 		for i, f := range fws {
 			m, ok := f.(map[string]any)
-			if !ok || unresolved(f, unknown) {
+			if !ok || unknownValue(unknown, f) {
 				continue // not an object: reported by the schema; a token: known later
 			}
 			for k := range m {
@@ -166,17 +158,17 @@ func checkServer(props resource.Properties, unknown resource.IsUnknownFunc) []re
 			switch {
 			case !has || v == nil:
 				bad(fmt.Sprintf("firewalls[%d].firewall", i), "is required: a firewall's ID")
-			case !unresolved(v, unknown):
+			case !unknownValue(unknown, v):
 				if _, _, err := idOf(v); err != nil {
 					bad(fmt.Sprintf("firewalls[%d].firewall", i), "%s", err)
 				}
 			}
 		}
 	}
-	if pn, ok := props["publicNet"].(map[string]any); ok && !unresolved(props["publicNet"], unknown) {
+	if pn, ok := props["publicNet"].(map[string]any); ok && !unknownValue(unknown, props["publicNet"]) {
 		for k, v := range pn {
 			path := "publicNet." + k
-			if unresolved(v, unknown) {
+			if unknownValue(unknown, v) {
 				continue
 			}
 			switch k {

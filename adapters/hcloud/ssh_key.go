@@ -65,7 +65,7 @@ func init() {
 
 func checkSSHKey(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	v, ok := props["publicKey"].(string)
-	if !ok || unresolved(props["publicKey"], unknown) {
+	if !ok || unknownValue(unknown, props["publicKey"]) {
 		return nil
 	}
 	if msg := checkPublicKey(v); msg != "" {

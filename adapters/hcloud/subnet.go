@@ -68,24 +68,16 @@ func init() {
 
 func checkSubnet(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	errs := checkCIDR(props, unknown, "ipRange", false)
-	if s, ok := props["ipRange"].(string); ok && len(errs) == 0 && !valueUnknown(unknown, props["ipRange"]) {
+	if s, ok := props["ipRange"].(string); ok && len(errs) == 0 && !unknownValue(unknown, props["ipRange"]) {
 		if pfx, err := netip.ParsePrefix(s); err == nil && !pfx.Addr().Is4() {
 			errs = append(errs, resource.FieldError{Path: "ipRange", Message: fmt.Sprintf("%q is not an IPv4 range; Hetzner networks are IPv4 only", s)})
 		}
 	}
 	typ, known := props["type"].(string)
-	if known && !valueUnknown(unknown, props["type"]) && typ == "vswitch" && props["vswitchId"] == nil {
+	if known && !unknownValue(unknown, props["type"]) && typ == "vswitch" && props["vswitchId"] == nil {
 		errs = append(errs, resource.FieldError{Path: "vswitchId", Message: "required for a subnet of type vswitch: give the ID of the Robot vSwitch to connect"})
 	}
 	return errs
-}
-
-// valueUnknown reports whether v is a value not known yet (a token or resource.Unknown).
-func valueUnknown(unknown resource.IsUnknownFunc, v any) bool {
-	if _, u := v.(resource.Unknown); u {
-		return true
-	}
-	return unknown != nil && v != nil && unknown(v)
 }
 
 // splitNetworkKey parses a physical ID "<networkId>/<key>" (a subnet's ip range, a route's destination).

@@ -67,10 +67,10 @@ func init() {
 
 func checkVolume(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	var errs []resource.FieldError
-	if n, ok := intProp(props["size"]); ok && !unresolved(props["size"], unknown) && (n < minVolumeSize || n > maxVolumeSize) {
+	if n, ok := intProp(props["size"]); ok && !unknownValue(unknown, props["size"]) && (n < minVolumeSize || n > maxVolumeSize) {
 		errs = append(errs, resource.FieldError{Path: "size", Message: fmt.Sprintf("is %d GB; Hetzner volumes have %d–%d GB", n, minVolumeSize, maxVolumeSize)})
 	}
-	if s, ok := props["name"].(string); ok && !unresolved(props["name"], unknown) && !volumeName.MatchString(s) {
+	if s, ok := props["name"].(string); ok && !unknownValue(unknown, props["name"]) && !volumeName.MatchString(s) {
 		errs = append(errs, resource.FieldError{Path: "name", Message: fmt.Sprintf("%q is not a volume name Hetzner accepts: at most 64 letters, digits, '.', '_' or '-'", s)})
 	}
 	if props["location"] == nil {
