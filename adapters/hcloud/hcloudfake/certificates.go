@@ -26,15 +26,7 @@ type certificateJSON struct {
 }
 
 func (f *Fake) certificate(r *http.Request) (*certificate, error) {
-	id, err := pathID(r, "certificate")
-	if err != nil {
-		return nil, err
-	}
-	c, ok := f.st.certificates[id]
-	if !ok {
-		return nil, errNotFound("certificate")
-	}
-	return c, nil
+	return byPathID(r, "certificate", f.st.certificates)
 }
 
 func (f *Fake) renderCertificate(c *certificate) certificateJSON {

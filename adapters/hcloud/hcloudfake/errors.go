@@ -117,6 +117,21 @@ func pathID(r *http.Request, kind string) (int64, error) {
 	return id, nil
 }
 
+// byPathID returns the object of kind (e.g. "server") whose ID is the request's {id}, or a 404
+// not_found error.
+func byPathID[T any](r *http.Request, kind string, objs map[int64]T) (T, error) {
+	var zero T
+	id, err := pathID(r, kind)
+	if err != nil {
+		return zero, err
+	}
+	obj, ok := objs[id]
+	if !ok {
+		return zero, errNotFound(kind)
+	}
+	return obj, nil
+}
+
 // pagination is meta.pagination of a list answer; null pages mean "none".
 type pagination struct {
 	Page         int  `json:"page"`

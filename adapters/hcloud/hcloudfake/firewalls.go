@@ -16,15 +16,7 @@ import (
 var portRange = regexp.MustCompile(`^(any|\d{1,5}(-\d{1,5})?)$`)
 
 func (f *Fake) firewall(r *http.Request) (*firewall, error) {
-	id, err := pathID(r, "firewall")
-	if err != nil {
-		return nil, err
-	}
-	w, ok := f.st.firewalls[id]
-	if !ok {
-		return nil, errNotFound("firewall")
-	}
-	return w, nil
+	return byPathID(r, "firewall", f.st.firewalls)
 }
 
 func (f *Fake) renderFirewall(w *firewall) schema.Firewall {

@@ -34,15 +34,7 @@ func (f *Fake) renderPrimaryIP(p *primaryIP) primaryIPJSON {
 }
 
 func (f *Fake) primaryIP(r *http.Request) (*primaryIP, error) {
-	id, err := pathID(r, "primary_ip")
-	if err != nil {
-		return nil, err
-	}
-	p, ok := f.st.primaryIPs[id]
-	if !ok {
-		return nil, errNotFound("primary_ip")
-	}
-	return p, nil
+	return byPathID(r, "primary_ip", f.st.primaryIPs)
 }
 
 // serverHas reports whether server id already has a Primary IP of typ.
@@ -198,31 +190,7 @@ func (f *Fake) primaryIPRoutes() {
 		return http.StatusNoContent, nil, nil
 	})
 	pipAction := func(name, command string, required []string, body func() any, apply func(p *primaryIP, req any) ([]schema.ActionResourceReference, func(), error)) {
-		f.handle("POST /v1/primary_ips/{id}/actions/"+name, func(r *http.Request) (int, any, error) {
-			p, err := f.primaryIP(r)
-			if err != nil {
-				return 0, nil, err
-			}
-			var req any
-			if body != nil {
-				req = body()
-				if err := decode(r, req, required...); err != nil {
-					return 0, nil, err
-				}
-			}
-			if err := f.checkLock("primary_ip", p.ID); err != nil {
-				return 0, nil, err
-			}
-			res, effect, err := apply(p, req)
-			if err != nil {
-				return 0, nil, err
-			}
-			a := f.newAction(command, append([]schema.ActionResourceReference{ref("primary_ip", p.ID)}, res...)...)
-			if !a.fail && effect != nil {
-				effect()
-			}
-			return http.StatusCreated, map[string]any{"action": f.launch(a).Action}, nil
-		})
+		actionRoute(f, "primary_ips", "primary_ip", name, command, f.primaryIP, func(p *primaryIP) int64 { return p.ID }, required, body, apply)
 	}
 	// POST /primary_ips/{id}/actions/assign: https://docs.hetzner.cloud/#primary-ip-actions-assign-a-primary-ip-to-a-resource
 	pipAction("assign", "assign_primary_ip", []string{"assignee_id", "assignee_type"}, func() any { return &schema.PrimaryIPActionAssignRequest{} },
@@ -267,15 +235,7 @@ func (f *Fake) primaryIPRoutes() {
 }
 
 func (f *Fake) floatingIP(r *http.Request) (*floatingIP, error) {
-	id, err := pathID(r, "floating_ip")
-	if err != nil {
-		return nil, err
-	}
-	p, ok := f.st.floatingIPs[id]
-	if !ok {
-		return nil, errNotFound("floating_ip")
-	}
-	return p, nil
+	return byPathID(r, "floating_ip", f.st.floatingIPs)
 }
 
 func renderFloatingIP(p *floatingIP) schema.FloatingIP {
@@ -409,31 +369,7 @@ func (f *Fake) floatingIPRoutes() {
 		return http.StatusNoContent, nil, nil
 	})
 	fipAction := func(name, command string, required []string, body func() any, apply func(p *floatingIP, req any) ([]schema.ActionResourceReference, func(), error)) {
-		f.handle("POST /v1/floating_ips/{id}/actions/"+name, func(r *http.Request) (int, any, error) {
-			p, err := f.floatingIP(r)
-			if err != nil {
-				return 0, nil, err
-			}
-			var req any
-			if body != nil {
-				req = body()
-				if err := decode(r, req, required...); err != nil {
-					return 0, nil, err
-				}
-			}
-			if err := f.checkLock("floating_ip", p.ID); err != nil {
-				return 0, nil, err
-			}
-			res, effect, err := apply(p, req)
-			if err != nil {
-				return 0, nil, err
-			}
-			a := f.newAction(command, append([]schema.ActionResourceReference{ref("floating_ip", p.ID)}, res...)...)
-			if !a.fail && effect != nil {
-				effect()
-			}
-			return http.StatusCreated, map[string]any{"action": f.launch(a).Action}, nil
-		})
+		actionRoute(f, "floating_ips", "floating_ip", name, command, f.floatingIP, func(p *floatingIP) int64 { return p.ID }, required, body, apply)
 	}
 	// POST /floating_ips/{id}/actions/assign: https://docs.hetzner.cloud/#floating-ip-actions-assign-a-floating-ip-to-a-server
 	fipAction("assign", "assign_floating_ip", []string{"server"}, func() any { return &schema.FloatingIPActionAssignRequest{} },

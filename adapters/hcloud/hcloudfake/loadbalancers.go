@@ -57,15 +57,7 @@ type lbServiceRequest struct {
 }
 
 func (f *Fake) loadBalancer(r *http.Request) (*loadBalancer, error) {
-	id, err := pathID(r, "load_balancer")
-	if err != nil {
-		return nil, err
-	}
-	l, ok := f.st.loadBalancers[id]
-	if !ok {
-		return nil, errNotFound("load_balancer")
-	}
-	return l, nil
+	return byPathID(r, "load_balancer", f.st.loadBalancers)
 }
 
 func (f *Fake) renderTarget(t schema.LoadBalancerTarget, l *loadBalancer) lbTargetJSON {

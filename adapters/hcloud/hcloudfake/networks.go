@@ -70,15 +70,7 @@ func (l *loadBalancer) privateNet(networkID int64) *schema.LoadBalancerPrivateNe
 }
 
 func (f *Fake) network(r *http.Request) (*network, error) {
-	id, err := pathID(r, "network")
-	if err != nil {
-		return nil, err
-	}
-	n, ok := f.st.networks[id]
-	if !ok {
-		return nil, errNotFound("network")
-	}
-	return n, nil
+	return byPathID(r, "network", f.st.networks)
 }
 
 // gateway is the address Hetzner gives every subnet of a network: the network's first host address.

@@ -23,15 +23,7 @@ func (f *Fake) renderPlacementGroup(p *placementGroup) schema.PlacementGroup {
 }
 
 func (f *Fake) placementGroup(r *http.Request) (*placementGroup, error) {
-	id, err := pathID(r, "placement_group")
-	if err != nil {
-		return nil, err
-	}
-	p, ok := f.st.placementGrps[id]
-	if !ok {
-		return nil, errNotFound("placement_group")
-	}
-	return p, nil
+	return byPathID(r, "placement_group", f.st.placementGrps)
 }
 
 func (f *Fake) placementGroupRoutes() {

@@ -61,15 +61,7 @@ func idOrName(v schema.IDOrName) string {
 }
 
 func (f *Fake) server(r *http.Request) (*server, error) {
-	id, err := pathID(r, "server")
-	if err != nil {
-		return nil, err
-	}
-	s, ok := f.st.servers[id]
-	if !ok {
-		return nil, errNotFound("server")
-	}
-	return s, nil
+	return byPathID(r, "server", f.st.servers)
 }
 
 func (f *Fake) renderServer(s *server) serverJSON {
@@ -408,31 +400,7 @@ func (f *Fake) serverRoutes() {
 	})
 
 	serverAction := func(name, command string, required []string, body func() any, apply func(s *server, req any) ([]schema.ActionResourceReference, func(), error)) {
-		f.handle("POST /v1/servers/{id}/actions/"+name, func(r *http.Request) (int, any, error) {
-			s, err := f.server(r)
-			if err != nil {
-				return 0, nil, err
-			}
-			var req any
-			if body != nil {
-				req = body()
-				if err := decode(r, req, required...); err != nil {
-					return 0, nil, err
-				}
-			}
-			if err := f.checkLock("server", s.ID); err != nil {
-				return 0, nil, err
-			}
-			res, effect, err := apply(s, req)
-			if err != nil {
-				return 0, nil, err
-			}
-			a := f.newAction(command, append([]schema.ActionResourceReference{ref("server", s.ID)}, res...)...)
-			if !a.fail && effect != nil {
-				effect()
-			}
-			return http.StatusCreated, map[string]any{"action": f.launch(a).Action}, nil
-		})
+		actionRoute(f, "servers", "server", name, command, f.server, func(s *server) int64 { return s.ID }, required, body, apply)
 	}
 	power := func(name, command, status string) {
 		serverAction(name, command, nil, nil, func(s *server, _ any) ([]schema.ActionResourceReference, func(), error) {

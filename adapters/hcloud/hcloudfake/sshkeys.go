@@ -41,15 +41,7 @@ func (f *Fake) findSSHKey(nameOrID string) *sshKey {
 }
 
 func (f *Fake) sshKey(r *http.Request) (*sshKey, error) {
-	id, err := pathID(r, "ssh_key")
-	if err != nil {
-		return nil, err
-	}
-	k, ok := f.st.sshKeys[id]
-	if !ok {
-		return nil, errNotFound("ssh_key")
-	}
-	return k, nil
+	return byPathID(r, "ssh_key", f.st.sshKeys)
 }
 
 func renderSSHKey(k *sshKey) schema.SSHKey {

@@ -13,15 +13,7 @@ import (
 var volumeName = regexp.MustCompile(`^[a-zA-Z0-9._-]{1,64}$`)
 
 func (f *Fake) volume(r *http.Request) (*volume, error) {
-	id, err := pathID(r, "volume")
-	if err != nil {
-		return nil, err
-	}
-	v, ok := f.st.volumes[id]
-	if !ok {
-		return nil, errNotFound("volume")
-	}
-	return v, nil
+	return byPathID(r, "volume", f.st.volumes)
 }
 
 func renderVolume(v *volume) schema.Volume {
