@@ -22,13 +22,18 @@ import (
 
 // Run runs the contract suite: one parallel subtest per behaviour, each against a backend of its own.
 // newBackend must return a new, empty backend every time it is called; Run closes it when the subtest
-// ends (so Close must tolerate a second call if newBackend also registers one).
+// ends (so Close must tolerate a second call if newBackend also registers one). Options adapt the suite to
+// a backend that fills in some values itself (a state service: ServerClock, RecordsUser).
 //
 // Times given to the backend have millisecond precision, and times are compared as instants
 // (time.Time.Equal), so a backend may return them in any location. Empty and nil slices and maps are
 // equal. Numbers in properties must come back as json.Number, as pkg/resource requires.
-func Run(t *testing.T, newBackend func(t *testing.T) state.Backend) {
+func Run(t *testing.T, newBackend func(t *testing.T) state.Backend, opts ...Option) {
 	t.Helper()
+	c := &config{}
+	for _, o := range opts {
+		o(c)
+	}
 	tests := []struct {
 		name string
 		run  func(t *testing.T, b state.Backend)
@@ -37,7 +42,14 @@ func Run(t *testing.T, newBackend func(t *testing.T) state.Backend) {
 		{"CommitAndReadBack", testCommitAndReadBack},
 		{"VersionsPerStack", testVersionsPerStack},
 		{"Events", testEvents},
-		{"Deployments", testDeployments},
+		{"Deployments", c.testDeployments},
+		{"DeploymentTransitions", c.testDeploymentTransitions},
+		{"DeploymentClaims", c.testDeploymentClaims},
+		{"FinishDeployment", c.testFinishDeployment},
+		{"AbortRequest", c.testAbortRequest},
+		{"DeadWaiters", c.testDeadWaiters},
+		{"ClaimNext", c.testClaimNext},
+		{"ConcurrentClaims", c.testConcurrentClaims},
 		{"Locks", testLocks},
 		{"ConcurrentCommits", testConcurrentCommits},
 		{"InvalidCommitIsAtomic", testInvalidCommitIsAtomic},
@@ -188,7 +200,7 @@ func testEmptyStack(t *testing.T, b state.Backend) {
 	if _, err := b.GetDeployment(ctx, "nope"); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("GetDeployment(nope) = %v, want ErrNotFound", err)
 	}
-	deps, err := b.ListDeployments(ctx, "", 0)
+	deps, err := b.ListDeployments(ctx, state.DeploymentFilter{})
 	if err != nil {
 		t.Fatalf("ListDeployments() = %v", err)
 	}
@@ -355,93 +367,6 @@ func testEvents(t *testing.T, b state.Backend) {
 			}
 		})
 	}
-}
-
-func testDeployments(t *testing.T, b state.Backend) {
-	ctx := t.Context()
-	mk := func(id, stack string, ms int) *state.Deployment {
-		snap := []byte(fmt.Sprintf(`{"Resources":{"a":{"Type":"Cdkx::Test::Thing","Properties":{"id":%q}}}}`, id))
-		return &state.Deployment{
-			ID: id, Stack: stack, Kind: state.KindDeploy, Status: state.StatusRunning,
-			CreatedBy: "alice@ci-7", CdkxVersion: "0.1.0",
-			Snapshot: snap, SnapshotHash: "hash-" + id, StartedAt: at(ms),
-		}
-	}
-	// d3 and d4 start at the same time: the newer is the one with the greater ID.
-	all := []*state.Deployment{mk("d1", "web", 1), mk("d2", "api", 2), mk("d4", "web", 3), mk("d3", "web", 3)}
-	all[1].Kind, all[1].Status = state.KindPlan, state.StatusProposed
-	for _, d := range all {
-		if err := b.CreateDeployment(ctx, d); err != nil {
-			t.Fatalf("CreateDeployment(%s) = %v", d.ID, err)
-		}
-	}
-	if err := b.CreateDeployment(ctx, mk("d1", "web", 9)); err == nil {
-		t.Errorf("CreateDeployment(d1) again = nil, want an error")
-	}
-	if err := b.FinishDeployment(ctx, "d1", state.StatusFailed, at(50), 7, "quota exceeded"); err != nil {
-		t.Fatalf("FinishDeployment(d1) = %v", err)
-	}
-	if err := b.FinishDeployment(ctx, "nope", state.StatusFailed, at(50), 7, ""); !errors.Is(err, state.ErrNotFound) {
-		t.Errorf("FinishDeployment(nope) = %v, want ErrNotFound", err)
-	}
-
-	d1 := *all[0]
-	d1.Status, d1.FinishedAt, d1.Version, d1.Error = state.StatusFailed, at(50), 7, "quota exceeded"
-	byID := map[string]state.Deployment{"d1": d1, "d2": *all[1], "d3": *all[3], "d4": *all[2]}
-	listed := func(ids ...string) []state.Deployment {
-		out := []state.Deployment{}
-		for _, id := range ids {
-			d := byID[id]
-			d.Snapshot = nil
-			out = append(out, d)
-		}
-		return out
-	}
-
-	t.Run("get", func(t *testing.T) {
-		for _, id := range []string{"d1", "d2", "d3", "d4"} {
-			got, err := b.GetDeployment(ctx, id)
-			if err != nil {
-				t.Fatalf("GetDeployment(%s) = %v", id, err)
-			}
-			want := byID[id]
-			if diff := cmp.Diff(&want, got, cmpOpts); diff != "" {
-				t.Errorf("GetDeployment(%s) (-want +got):\n%s", id, diff)
-			}
-		}
-		if _, err := b.GetDeployment(ctx, "nope"); !errors.Is(err, state.ErrNotFound) {
-			t.Errorf("GetDeployment(nope) = %v, want ErrNotFound", err)
-		}
-	})
-	t.Run("list", func(t *testing.T) {
-		tests := []struct {
-			stack string
-			limit int
-			want  []state.Deployment
-		}{
-			{"", 0, listed("d4", "d3", "d2", "d1")},
-			{"", 2, listed("d4", "d3")},
-			{"", 10, listed("d4", "d3", "d2", "d1")},
-			{"web", 0, listed("d4", "d3", "d1")},
-			{"web", 1, listed("d4")},
-			{"api", 0, listed("d2")},
-			{"none", 0, nil},
-		}
-		for _, tt := range tests {
-			got, err := b.ListDeployments(ctx, tt.stack, tt.limit)
-			if err != nil {
-				t.Fatalf("ListDeployments(%q, %d) = %v", tt.stack, tt.limit, err)
-			}
-			if diff := cmp.Diff(tt.want, got, cmpOpts); diff != "" {
-				t.Errorf("ListDeployments(%q, %d) (-want +got):\n%s", tt.stack, tt.limit, diff)
-			}
-			for _, d := range got {
-				if d.Snapshot != nil {
-					t.Errorf("ListDeployments(%q, %d): %s has a snapshot, want none", tt.stack, tt.limit, d.ID)
-				}
-			}
-		}
-	})
 }
 
 func testLocks(t *testing.T, b state.Backend) {
