@@ -169,26 +169,6 @@ const (
 	StatusAborted   DeploymentStatus = "ABORTED"
 )
 
-// Deployment is the immutable record of one run against one stack.
-type Deployment struct {
-	ID     string           `json:"id"`
-	Stack  string           `json:"stack"`
-	Kind   DeploymentKind   `json:"kind"`
-	Status DeploymentStatus `json:"status"`
-	// CreatedBy is "user@host".
-	CreatedBy   string `json:"createdBy"`
-	CdkxVersion string `json:"cdkxVersion"`
-	// Snapshot is the stack template (JSON) the deployment ran with; SnapshotHash its SHA-256, hex.
-	Snapshot     []byte    `json:"snapshot,omitempty"`
-	SnapshotHash string    `json:"snapshotHash,omitempty"`
-	StartedAt    time.Time `json:"startedAt"`
-	FinishedAt   time.Time `json:"finishedAt,omitzero"`
-	// Version is the stack's state version when the deployment finished.
-	Version int64 `json:"version"`
-	// Error is the root cause of a FAILED or ABORTED deployment.
-	Error string `json:"error,omitempty"`
-}
-
 // Event is one lifecycle event of a deployment, numbered from 1 by Seq.
 type Event struct {
 	DeploymentID string    `json:"deploymentId"`
@@ -257,17 +237,8 @@ type Backend interface {
 	// stack's new version (one more than before, whatever the number of changes).
 	Commit(ctx context.Context, deploymentID, stack string, changes []Change, events []Event) (int64, error)
 
-	// CreateDeployment stores a new deployment record.
-	CreateDeployment(ctx context.Context, d *Deployment) error
-	// FinishDeployment sets a deployment's terminal status, finish time, resulting version and error.
-	FinishDeployment(ctx context.Context, id string, status DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error
-	// ListDeployments returns the deployments of stack (all stacks when stack is ""), newest first, at most
-	// limit (0: all), without snapshots.
-	ListDeployments(ctx context.Context, stack string, limit int) ([]Deployment, error)
-	// GetDeployment returns one deployment with its snapshot; ErrNotFound when absent.
-	GetDeployment(ctx context.Context, id string) (*Deployment, error)
-	// Events returns a deployment's events in Seq order.
-	Events(ctx context.Context, deploymentID string) ([]Event, error)
+	// Deployments is the deployment queue and its records (deployment.go).
+	Deployments
 
 	// Lock takes the stack's lock for info.ID, or returns *LockedError naming the holder. It does not wait.
 	Lock(ctx context.Context, info LockInfo) error

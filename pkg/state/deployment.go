@@ -1,0 +1,198 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Deployment is the record of one deployment of one stack (Massdriver's model): what it will run or ran
+// (its snapshot and the plan it was made with), where it is in its lifecycle, who moved it there and when.
+// A deployment is created PROPOSED or PENDING, waits in its stack's queue, runs once and ends in a terminal
+// status; its snapshot never changes.
+type Deployment struct {
+	ID     string           `json:"id"`
+	Stack  string           `json:"stack"`
+	Kind   DeploymentKind   `json:"kind"`
+	Status DeploymentStatus `json:"status"`
+	// Message is what the proposer wrote (deploy --propose --message), or "" .
+	Message string `json:"message"`
+	// Seq is the deployment's place in creation order, across every stack of the backend: assigned by
+	// CreateDeployments, 1 or more, increasing. Queues drain in Seq order.
+	Seq int64 `json:"seq"`
+	// CreatedBy, ApprovedBy, RejectedBy and AbortedBy say who did each: "user@host" on the SQLite and
+	// PostgreSQL backends, the API token's name on a state service ("" when nobody did).
+	CreatedBy  string `json:"createdBy"`
+	ApprovedBy string `json:"approvedBy"`
+	RejectedBy string `json:"rejectedBy,omitempty"`
+	AbortedBy  string `json:"abortedBy,omitempty"`
+	// CdkxVersion is the version of the cdkx that created the deployment.
+	CdkxVersion string `json:"cdkxVersion"`
+	// Snapshot is what the deployment runs (the whole assembly and the run's options; see
+	// operation.Snapshot), with sensitive values encrypted or redacted; SnapshotHash is its SHA-256, hex.
+	// Lists leave Snapshot out.
+	Snapshot     []byte `json:"snapshot,omitempty"`
+	SnapshotHash string `json:"snapshotHash"`
+	// Plan is the plan the deployment was made with (nil for kinds without one).
+	Plan *Plan `json:"plan"`
+	// StateVersion is the stack's state version the plan was made against.
+	StateVersion int64 `json:"stateVersion"`
+	// CreatedAt is when it was created, StartedAt when it became RUNNING, FinishedAt when it reached a
+	// terminal status (zero: not yet). UTC.
+	CreatedAt  time.Time `json:"createdAt"`
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	// HeartbeatAt is the last heartbeat of the process waiting for or running the deployment; zero when no
+	// process is attached (a proposal, or a deployment queued with --no-wait for an agent). A PENDING or
+	// RUNNING deployment whose heartbeat is older than DeadAfter is ABORTED by the next claim of its stack.
+	HeartbeatAt time.Time `json:"heartbeatAt,omitzero"`
+	// Runner identifies the process running it ("user@host pid N", or the agent's name) once RUNNING.
+	Runner string `json:"runner,omitempty"`
+	// Version is the stack's state version when the deployment finished.
+	Version int64 `json:"version"`
+	// Error is why a deployment FAILED, was ABORTED or REJECTED (the reviewer's message), or "".
+	Error string `json:"error"`
+}
+
+// Plan is what a deployment was planned to do: counts and steps (no values; sensitive ones never appear).
+type Plan struct {
+	Create  int `json:"create"`
+	Update  int `json:"update"`
+	Replace int `json:"replace"`
+	Delete  int `json:"delete"`
+	// Same counts resources left alone.
+	Same  int        `json:"same"`
+	Steps []PlanStep `json:"steps"`
+}
+
+// PlanStep is one resource's step in a Plan. Resources left alone have no step.
+type PlanStep struct {
+	// Resource is "Stack/LogicalID".
+	Resource string `json:"resource"`
+	Type     string `json:"type"`
+	// Op is "create", "update", "replace" or "delete".
+	Op string `json:"op"`
+	// Paths are the changed properties, dotted ("properties.ttl"), sorted; empty for creates and deletes.
+	Paths []string `json:"paths,omitempty"`
+	// Digest is the SHA-256 (hex) of the step's recorded and planned inputs: two plans with the same
+	// digest for a resource make the same change from the same starting point.
+	Digest string `json:"digest"`
+}
+
+// Terminal reports whether s is a terminal status: COMPLETED, FAILED, REJECTED or ABORTED.
+func (s DeploymentStatus) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusRejected || s == StatusAborted
+}
+
+// Queued reports whether s holds a place in its stack's queue: PENDING, APPROVED or RUNNING.
+func (s DeploymentStatus) Queued() bool {
+	return s == StatusPending || s == StatusApproved || s == StatusRunning
+}
+
+// Heartbeats: a process waiting for or running a deployment renews its heartbeat every HeartbeatEvery
+// (HeartbeatDeployments); one silent for DeadAfter is taken for dead.
+const (
+	HeartbeatEvery = 500 * time.Millisecond
+	DeadAfter      = 10 * time.Second
+)
+
+// DeploymentFilter selects deployments for ListDeployments.
+type DeploymentFilter struct {
+	// Stack, when not "", keeps only that stack's deployments.
+	Stack string
+	// Statuses, when not empty, keeps only deployments in one of them.
+	Statuses []DeploymentStatus
+	// Limit keeps the newest Limit (0: all).
+	Limit int
+}
+
+// Match reports whether d passes the filter's Stack and Statuses (Limit aside).
+func (f DeploymentFilter) Match(d *Deployment) bool {
+	return (f.Stack == "" || d.Stack == f.Stack) && (len(f.Statuses) == 0 || slices.Contains(f.Statuses, d.Status))
+}
+
+// Transition is a compare-and-set of a deployment's status (UpdateDeployment).
+type Transition struct {
+	// From are the statuses the deployment may be in; To is the new one.
+	From []DeploymentStatus
+	To   DeploymentStatus
+	// By is who makes the change: recorded as ApprovedBy (To APPROVED), RejectedBy (REJECTED) or
+	// AbortedBy (ABORTED). A state service records its token's name instead.
+	By string
+	// Error is recorded as the deployment's error when not "" (a rejection's message).
+	Error string
+	// At is the time of the change: FinishedAt when To is terminal.
+	At time.Time
+}
+
+// TransitionError is returned when a deployment is not in a status a change may start from.
+type TransitionError struct {
+	ID     string
+	Status DeploymentStatus
+	To     DeploymentStatus
+}
+
+// Error says what the deployment is and what was asked.
+func (e *TransitionError) Error() string {
+	if e.Status.Terminal() {
+		return fmt.Sprintf("deployment %s is %s, a terminal status: it never runs or changes again (cannot make it %s)", e.ID, e.Status, e.To)
+	}
+	return fmt.Sprintf("deployment %s is %s; it cannot become %s", e.ID, e.Status, e.To)
+}
+
+// QueuedError is returned by ClaimDeployments when a deployment is not yet at the head of its stack's
+// queue: Position deployments are ahead of it (the first of them is Ahead).
+type QueuedError struct {
+	ID, Stack string
+	Position  int
+	Ahead     Deployment
+}
+
+// Error names the place in the queue and what is ahead.
+func (e *QueuedError) Error() string {
+	return fmt.Sprintf("deployment %s of stack %s is queued at position %d; ahead of it: %s %s (%s, created by %s)",
+		e.ID, e.Stack, e.Position, e.Ahead.Kind, e.Ahead.ID, e.Ahead.Status, e.Ahead.CreatedBy)
+}
+
+// Deployments is the deployment queue and its records. One queue per stack: the stack's PENDING, APPROVED
+// and RUNNING deployments in Seq order; at most one RUNNING (the backend enforces it, not its clients);
+// PROPOSED ones hold no place.
+type Deployments interface {
+	// CreateDeployments stores new deployments in one transaction, in order, each at the tail of its
+	// stack's queue: it sets Seq (creation order across stacks, so that runs over several stacks queue in the
+	// same order everywhere) and CreatedAt when zero. A state service also sets CreatedBy. An ID that exists
+	// is an error and nothing is stored.
+	CreateDeployments(ctx context.Context, ds []*Deployment) error
+	// UpdateDeployment applies t to deployment id and returns the record after it: *TransitionError when
+	// its status is not in t.From, ErrNotFound (wrapped) when absent. Two racing changes cannot both win.
+	UpdateDeployment(ctx context.Context, id string, t Transition) (*Deployment, error)
+	// RequestAbort records by as AbortedBy of a RUNNING deployment, which stays RUNNING until its runner
+	// sees the request (HeartbeatDeployments) and finishes it ABORTED; *TransitionError when not RUNNING.
+	RequestAbort(ctx context.Context, id, by string, at time.Time) (*Deployment, error)
+	// ClaimDeployments makes every deployment of ids RUNNING, all or none, recording runner, StartedAt and
+	// HeartbeatAt = now: each must be PENDING or APPROVED and the oldest queued deployment of its stack.
+	// First, in the same transaction, the PENDING and RUNNING deployments of those stacks whose heartbeat
+	// is older than now-DeadAfter are made ABORTED ("its process stopped: no heartbeat since …"). Errors:
+	// *QueuedError for the first deployment that is not at the head, *TransitionError when one is not
+	// PENDING or APPROVED.
+	ClaimDeployments(ctx context.Context, ids []string, runner string, now time.Time) error
+	// ClaimNext claims the oldest deployment an agent may run, in stacks (all when empty): the head of its
+	// stack's queue, APPROVED, or PENDING with no process attached (zero HeartbeatAt); dead waiters are
+	// aborted first as in ClaimDeployments. It returns the claimed deployment with its snapshot, or nil when
+	// no queue has one.
+	ClaimNext(ctx context.Context, stacks []string, runner string, now time.Time) (*Deployment, error)
+	// HeartbeatDeployments sets HeartbeatAt of the PENDING, APPROVED and RUNNING deployments among ids to at,
+	// and returns every one of ids as stored (without snapshots), so that a waiter sees its place and a runner
+	// an abort request (AbortedBy on a RUNNING deployment).
+	HeartbeatDeployments(ctx context.Context, ids []string, at time.Time) ([]Deployment, error)
+	// FinishDeployment moves a RUNNING deployment to a terminal status (COMPLETED, FAILED or ABORTED) with its
+	// finish time, resulting version and error; *TransitionError when it is not RUNNING.
+	FinishDeployment(ctx context.Context, id string, status DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error
+	// ListDeployments returns the deployments f selects, newest (highest Seq) first, without snapshots.
+	ListDeployments(ctx context.Context, f DeploymentFilter) ([]Deployment, error)
+	// GetDeployment returns one deployment with its snapshot; ErrNotFound (wrapped) when absent.
+	GetDeployment(ctx context.Context, id string) (*Deployment, error)
+	// Events returns a deployment's events in Seq order.
+	Events(ctx context.Context, deploymentID string) ([]Event, error)
+}
