@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"fmt"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/cdkx-dev/cdkx/pkg/diag"
@@ -84,4 +85,44 @@ func loadTemplate(a *Assembly, s *Stack, manifest string, readFile func(string) 
 	}
 	s.Resources, s.Outputs, s.Legacy = t.resources, t.outputs, t.legacy
 	return ds
+}
+
+// LoadFiles is Load over files already read (a deployment's snapshot): names are relative to the
+// assembly directory, slash-separated ("manifest.json", "App.json"), and dir names the assembly in
+// diagnostics. A file the manifest names that files lacks is reported as missing. Sizes are not checked
+// again: the files passed Load's checks when they were read (Files).
+func LoadFiles(dir string, files map[string][]byte) (*Assembly, diag.Diagnostics) {
+	return load(dir, func(name string) ([]byte, error) {
+		data, ok := files[filepath.ToSlash(name)]
+		if !ok {
+			return nil, fs.ErrNotExist
+		}
+		return data, nil
+	})
+}
+
+// Files reads again, with Load's checks, the manifest and every template of a (loaded from a.Dir) and
+// returns them by slash-separated name relative to the directory: what LoadFiles loads the same assembly
+// from.
+func Files(a *Assembly) (map[string][]byte, error) {
+	r, err := openAssembly(a.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	out := map[string][]byte{}
+	names := []string{ManifestFile}
+	for _, s := range a.Stacks {
+		if s.TemplateFile != "" {
+			names = append(names, s.TemplateFile)
+		}
+	}
+	for _, n := range names {
+		data, err := r.read(filepath.FromSlash(n))
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", filepath.Join(a.Dir, n), err)
+		}
+		out[filepath.ToSlash(n)] = data
+	}
+	return out, nil
 }
