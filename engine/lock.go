@@ -62,9 +62,9 @@ func processExists(pid int) bool {
 // (a compare-and-delete, so two runs cannot both take it) and taken again; notify is called with the old
 // holder and the reason. Any other held lock is retried every LockPollInterval until timeout has passed;
 // timeout 0 fails at once. The error is then the last *state.LockedError, naming the holder. notify, when
-// not nil, is also called once per stack that has to be waited for, with its holder and reason "". Once a
-// stack's lock is held, the deployments of that stack still recorded RUNNING belong to runs that died
-// (AbortDeadRuns): they are recorded ABORTED, with why. While held,
+// not nil, is also called once per stack that has to be waited for, with its holder and reason "". (The
+// deployment record of a run that died is made ABORTED by the deployment queue, once its heartbeat stops:
+// state.Deployments.ClaimDeployments.) While held,
 // each lock's heartbeat is refreshed every HeartbeatInterval. release unlocks them all and stops the
 // heartbeat; it is safe to call once.
 func LockStacks(ctx context.Context, b state.Backend, stacks []string, info state.LockInfo, timeout time.Duration,
@@ -76,7 +76,6 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 	sort.Strings(sorted)
 	deadline := time.Now().Add(timeout)
 	var held []string
-	tookOver := map[string]string{} // stack → why its stale lock was taken over
 	unlock := func() {
 		for _, s := range held {
 			_ = b.Unlock(context.WithoutCancel(ctx), s, info.ID)
@@ -103,7 +102,6 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 					if notify != nil {
 						notify(le.Holder, why)
 					}
-					tookOver[s] = fmt.Sprintf("its lock was taken over: %s (holder %s, pid %d on %s)", why, le.Holder.User, le.Holder.PID, le.Holder.Host)
 					continue
 				}
 			}
@@ -124,16 +122,6 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 				return nil, ctx.Err()
 			case <-time.After(LockPollInterval):
 			}
-		}
-	}
-	for _, s := range held {
-		why := tookOver[s]
-		if why == "" {
-			why = "it stopped without finishing (killed, or its lock expired) and its lock was released"
-		}
-		if err := AbortDeadRuns(ctx, b, s, why, time.Now()); err != nil {
-			unlock()
-			return nil, err
 		}
 	}
 	stop := make(chan struct{})
@@ -158,24 +146,4 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 		<-stopped
 		unlock()
 	}, nil
-}
-
-// AbortDeadRuns records every deployment of stack still RUNNING as ABORTED, with "run aborted: <why>" as its
-// error. Call it only while holding the stack's lock: a run records its deployments only under that lock,
-// so a RUNNING one found then belongs to a run that is gone (killed, or its lock taken over or expired).
-// A run that is killed stays RUNNING in history until the next run of its stack calls this.
-func AbortDeadRuns(ctx context.Context, b state.Backend, stack, why string, now time.Time) error {
-	ds, err := b.ListDeployments(ctx, stack, 0)
-	if err != nil {
-		return fmt.Errorf("list deployments of stack %s: %w", stack, err)
-	}
-	for _, d := range ds {
-		if d.Status != state.StatusRunning {
-			continue
-		}
-		if err := b.FinishDeployment(ctx, d.ID, state.StatusAborted, now.UTC(), d.Version, "run aborted: "+why); err != nil {
-			return fmt.Errorf("record the dead run %s of stack %s as aborted: %w", d.ID, stack, err)
-		}
-	}
-	return nil
 }

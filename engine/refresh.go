@@ -93,9 +93,9 @@ func Refresh(ctx context.Context, stacks []*state.Stack, opts Options, ropts Ref
 				}
 			}
 			if d.Status == state.StatusCompleted && res.Interrupted {
-				d.Status, d.Error = state.StatusAborted, ErrInterrupted.Error()
+				d.Status, d.Error = state.StatusAborted, r.interruptReason()
 			}
-			if err := opts.Backend.FinishDeployment(context.WithoutCancel(ctx), d.ID, d.Status, d.FinishedAt, d.Version, d.Error); err != nil {
+			if err := r.close(d, nil); err != nil {
 				return res, err
 			}
 		}

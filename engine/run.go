@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -46,6 +48,15 @@ type Options struct {
 	InFlight *atomic.Int64
 	// AtBoundary, when set, is called at each boundary of each step (tests crash a run there).
 	AtBoundary func(b Boundary, stack, logicalID string)
+	// Deployments, when set, are the run's deployment records by stack, already RUNNING (claimed by the
+	// caller, who finishes them): events are recorded in them, and the Result carries each one's outcome
+	// (Status, Error, FinishedAt, Version) without storing it. When nil, the run records a deployment per
+	// stack itself (created PENDING, claimed at once, finished at the end); a stack whose queue is busy is
+	// then an error (*state.QueuedError).
+	Deployments map[string]*state.Deployment
+	// Abort, when set, explains why the context was cancelled (an abort requested by someone): it is the
+	// Error of the deployments that end ABORTED instead of ErrInterrupted's text.
+	Abort func() string
 }
 
 // Failure is one resource (or stack) that failed, with the error the provider or the engine gave.
@@ -104,7 +115,9 @@ func (r *Result) Err() error {
 // run is what every verb shares: the ledger (state in memory and its journal), the tally and the
 // executor. The deploy driver adds its own fields (deployRun).
 type run struct {
-	opts   Options
+	opts Options
+	// owned is set when the run recorded its deployments itself (and so finishes them).
+	owned  bool
 	ledger *ledger
 	tally  *tally
 	x      *executor
@@ -132,30 +145,80 @@ func (r *run) addStack(st *state.Stack) {
 	r.ledger.stacks[st.Name] = &c
 }
 
-// start records one RUNNING deployment per stack with the template it runs with, and opens the journal.
+// start returns the run's deployment per stack and opens the journal: those of Options.Deployments, or
+// new ones it records (PENDING with the template each runs with, then claimed; finish closes them).
 func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentKind,
 	template func(string) []byte) (map[string]*state.Deployment, error) {
 	out := map[string]*state.Deployment{}
 	ids := map[string]string{}
+	if r.opts.Deployments != nil {
+		for _, name := range stacks {
+			d := r.opts.Deployments[name]
+			if d == nil {
+				return nil, fmt.Errorf("no deployment record was given for stack %s", name)
+			}
+			c := *d
+			out[name], ids[name] = &c, d.ID
+		}
+		r.ledger.j = newJournal(r.opts.Backend, ids, r.opts.OnEvent)
+		return out, nil
+	}
+	now := r.opts.Now().UTC()
+	ds := make([]*state.Deployment, 0, len(stacks))
 	for _, name := range stacks {
 		snap := template(name)
-		d := &state.Deployment{ID: uuid.NewString(), Stack: name, Kind: kind, Status: state.StatusRunning,
-			CreatedBy: r.opts.CreatedBy, CdkxVersion: r.opts.CdkxVersion, Snapshot: snap,
-			StartedAt: r.opts.Now().UTC(), Version: r.ledger.stacks[name].Version}
+		d := &state.Deployment{ID: uuid.NewString(), Stack: name, Kind: kind, Status: state.StatusPending,
+			CreatedBy: r.opts.CreatedBy, CdkxVersion: r.opts.CdkxVersion, Snapshot: snap, CreatedAt: now,
+			StateVersion: r.ledger.stacks[name].Version, Version: r.ledger.stacks[name].Version}
 		if snap != nil {
 			sum := sha256.Sum256(snap)
 			d.SnapshotHash = hex.EncodeToString(sum[:])
 		}
-		if err := r.opts.Backend.CreateDeployment(ctx, d); err != nil {
-			return nil, fmt.Errorf("record deployment of stack %s: %w", name, err)
-		}
-		d.Snapshot = nil // stored (GetDeployment reads it back): a 100k-resource run need not hold ~20 MB of it
-
-		out[name] = d
-		ids[name] = d.ID
+		ds = append(ds, d)
 	}
+	if err := r.opts.Backend.CreateDeployments(ctx, ds); err != nil {
+		return nil, fmt.Errorf("record the deployments of stacks %v: %w", stacks, err)
+	}
+	for _, d := range ds {
+		d.Snapshot = nil // stored (GetDeployment reads it back): a 100k-resource run need not hold ~20 MB of it
+		out[d.Stack], ids[d.Stack] = d, d.ID
+	}
+	if err := r.opts.Backend.ClaimDeployments(ctx, slices.Collect(maps.Values(ids)), r.opts.CreatedBy, now); err != nil {
+		for _, d := range ds {
+			_, _ = r.opts.Backend.UpdateDeployment(context.WithoutCancel(ctx), d.ID, state.Transition{
+				From: []state.DeploymentStatus{state.StatusPending}, To: state.StatusAborted, By: r.opts.CreatedBy,
+				Error: "not run: " + err.Error(), At: now})
+		}
+		return nil, err
+	}
+	for _, d := range ds {
+		d.Status, d.StartedAt = state.StatusRunning, now
+	}
+	r.owned = true
 	r.ledger.j = newJournal(r.opts.Backend, ids, r.opts.OnEvent)
 	return out, nil
+}
+
+// close records d's outcome when the run owns its deployments (Options.Deployments was nil); err is the
+// state error so far, returned with the recording's own failure if it is the first.
+func (r *run) close(d *state.Deployment, err error) error {
+	if !r.owned {
+		return err
+	}
+	if ferr := r.opts.Backend.FinishDeployment(context.Background(), d.ID, d.Status, d.FinishedAt, d.Version, d.Error); ferr != nil && err == nil {
+		return ferr
+	}
+	return err
+}
+
+// interruptReason is the Error of a deployment the run ends ABORTED.
+func (r *run) interruptReason() string {
+	if r.opts.Abort != nil {
+		if why := r.opts.Abort(); why != "" {
+			return why
+		}
+	}
+	return ErrInterrupted.Error()
 }
 
 // stackStatus returns CREATE_<suffix> for a stack never deployed and UPDATE_<suffix> otherwise.
@@ -260,13 +323,13 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 				d.Error += "; rollback failed"
 			}
 		case end.interrupted:
-			d.Status, d.Error = state.StatusAborted, ErrInterrupted.Error()
+			d.Status, d.Error = state.StatusAborted, r.interruptReason()
 		case stateErr != nil:
 			d.Status, d.Error = state.StatusFailed, stateErr.Error()
 		}
 		d.FinishedAt = r.opts.Now().UTC()
 		d.Version = r.ledger.j.versions[name]
-		if err := r.opts.Backend.FinishDeployment(context.Background(), d.ID, d.Status, d.FinishedAt, d.Version, d.Error); err != nil && stateErr == nil {
+		if err := r.close(d, nil); err != nil && stateErr == nil {
 			stateErr = &StateError{Err: err}
 		}
 	}

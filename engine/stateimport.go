@@ -17,7 +17,8 @@ import (
 // or another backend), in one atomic commit recorded as a deployment of kind "import" whose snapshot is
 // the imported state. No provider is called. st must validate (state.Stack.Validate): in particular no
 // operation may be pending — settle them where the state came from first. The caller holds the stack's
-// lock. It returns the deployment.
+// lock. It records its own deployment unless opts.Deployments has one for the stack (which the caller
+// finishes). It returns the deployment with its outcome.
 func ImportState(ctx context.Context, b state.Backend, st *state.Stack, opts Options) (*state.Deployment, error) {
 	if err := st.Validate(); err != nil {
 		return nil, fmt.Errorf("the imported state of stack %s is not valid; nothing was imported:\n%w", st.Name, err)
@@ -37,11 +38,24 @@ func ImportState(ctx context.Context, b state.Backend, st *state.Stack, opts Opt
 		return nil, fmt.Errorf("encode the imported state: %w", err)
 	}
 	sum := sha256.Sum256(snap)
-	d := &state.Deployment{ID: uuid.NewString(), Stack: st.Name, Kind: state.KindImport, Status: state.StatusRunning,
-		CreatedBy: opts.CreatedBy, CdkxVersion: opts.CdkxVersion, Snapshot: snap, SnapshotHash: hex.EncodeToString(sum[:]),
-		StartedAt: opts.Now().UTC(), Version: cur.Version}
-	if err := b.CreateDeployment(ctx, d); err != nil {
-		return nil, err
+	now := opts.Now().UTC()
+	d := opts.Deployments[st.Name]
+	owned := d == nil
+	if owned {
+		d = &state.Deployment{ID: uuid.NewString(), Stack: st.Name, Kind: state.KindImport, Status: state.StatusPending,
+			CreatedBy: opts.CreatedBy, CdkxVersion: opts.CdkxVersion, Snapshot: snap, SnapshotHash: hex.EncodeToString(sum[:]),
+			CreatedAt: now, StateVersion: cur.Version, Version: cur.Version}
+		if err := b.CreateDeployments(ctx, []*state.Deployment{d}); err != nil {
+			return nil, err
+		}
+		if err := b.ClaimDeployments(ctx, []string{d.ID}, opts.CreatedBy, now); err != nil {
+			_, _ = b.UpdateDeployment(context.WithoutCancel(ctx), d.ID, state.Transition{From: []state.DeploymentStatus{state.StatusPending},
+				To: state.StatusAborted, By: opts.CreatedBy, Error: "not run: " + err.Error(), At: now})
+			return nil, err
+		}
+	} else {
+		c := *d
+		d = &c
 	}
 	changes := []state.Change{{Kind: state.PutStack, Status: st.Status, Outputs: st.Outputs, Dependencies: st.Dependencies}}
 	for _, r := range st.SortedResources() {
@@ -60,8 +74,10 @@ func ImportState(ctx context.Context, b state.Backend, st *state.Stack, opts Opt
 		status, msg, v = state.StatusFailed, err.Error(), cur.Version
 	}
 	d.Status, d.FinishedAt, d.Version, d.Error = status, opts.Now().UTC(), v, msg
-	if ferr := b.FinishDeployment(context.WithoutCancel(ctx), d.ID, status, d.FinishedAt, v, msg); ferr != nil && err == nil {
-		err = ferr
+	if owned {
+		if ferr := b.FinishDeployment(context.WithoutCancel(ctx), d.ID, status, d.FinishedAt, v, msg); ferr != nil && err == nil {
+			err = ferr
+		}
 	}
 	if err != nil {
 		return d, fmt.Errorf("import state of stack %s: %w", st.Name, err)
