@@ -396,9 +396,10 @@ func (c *config) testDeploymentClaims(t *testing.T, b state.Backend) {
 	p0 := newDeployment("p0", "web", state.StatusProposed, 1)
 	w1 := waiting(newDeployment("w1", "web", state.StatusPending, 2), 2)
 	w2 := newDeployment("w2", "web", state.StatusApproved, 3)
+	ap := newDeployment("ap", "api", state.StatusProposed, 4)
 	a1 := waiting(newDeployment("a1", "api", state.StatusPending, 4), 4)
 	w3 := waiting(newDeployment("w3", "web", state.StatusPending, 5), 5)
-	mustCreate(t, b, p0, w1, w2, a1, w3)
+	mustCreate(t, b, p0, w1, w2, ap, a1, w3)
 	wantW1 := *w1
 
 	err := b.ClaimDeployments(ctx, []string{"w2"}, "ci-7 pid 42", at(100))
@@ -423,6 +424,16 @@ func (c *config) testDeploymentClaims(t *testing.T, b state.Backend) {
 	c.wantQueuedError(t, "ClaimDeployments(w2) while w1 runs", err, "w2", "web", 1, wantW1)
 	err = b.ClaimDeployments(ctx, []string{"w1"}, "agent", at(101))
 	wantTransitionError(t, "ClaimDeployments(w1) while it runs", err, "w1", state.StatusRunning, state.StatusRunning)
+	// A proposal approved while a newer deployment runs comes first in the queue, after the running one.
+	if _, err := b.UpdateDeployment(ctx, "ap", state.Transition{From: []state.DeploymentStatus{state.StatusProposed},
+		To: state.StatusApproved, By: "bob@laptop", At: at(101)}); err != nil {
+		t.Fatalf("UpdateDeployment(ap, approve) = %v", err)
+	}
+	err = b.ClaimDeployments(ctx, []string{"ap"}, "agent", at(102))
+	c.wantQueuedError(t, "ClaimDeployments(ap) while a1, created after it, runs", err, "ap", "api", 1, running(*a1, "ci-7 pid 42", at(100)))
+	if d, err := b.ClaimNext(ctx, []string{"api"}, "agent", at(102)); err != nil || d != nil {
+		t.Errorf("ClaimNext(api) while a1 runs = %v, %v; want nil, nil", d, err)
+	}
 
 	mustFinish(t, b, "w1", state.StatusCompleted, at(200), 5, "")
 	mustClaim(t, b, "agent", at(201), "w2")
