@@ -18,8 +18,11 @@ import (
 	"time"
 
 	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/pressly/goose/v3"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -75,9 +78,9 @@ func TestReopenKeepsState(t *testing.T) {
 		Outputs: resource.Properties{"zone": "example.org."}, Dependencies: []string{"net"}}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	dep := &state.Deployment{ID: "d1", Stack: "web", Kind: state.KindDeploy, Status: state.StatusRunning,
-		Snapshot: []byte(`{"Resources":{}}`), SnapshotHash: "abc", StartedAt: t0}
-	if err := b.CreateDeployment(ctx, dep); err != nil {
+	dep := &state.Deployment{ID: "d1", Stack: "web", Kind: state.KindDeploy, Status: state.StatusPending,
+		Snapshot: []byte(`{"Resources":{}}`), SnapshotHash: "abc", CreatedAt: t0, Plan: &state.Plan{Create: 1}}
+	if err := b.CreateDeployments(ctx, []*state.Deployment{dep}); err != nil {
 		t.Fatal(err)
 	}
 	lock := state.LockInfo{ID: "l1", Stack: "web", Operation: "deploy", User: "alice", Host: "ci", PID: 42,
@@ -234,8 +237,8 @@ func TestMigrationsIdempotent(t *testing.T) {
 	if diff := cmp.Diff(schema1, schema2); diff != "" {
 		t.Errorf("schema after the second Open (-first +second):\n%s", diff)
 	}
-	if diff := cmp.Diff([]int64{0, 1, 2}, versions2); diff != "" || !slices.Equal(versions1, versions2) {
-		t.Errorf("goose versions = %v then %v, want [0 1 2] both times", versions1, versions2)
+	if diff := cmp.Diff([]int64{0, 1, 2, 3}, versions2); diff != "" || !slices.Equal(versions1, versions2) {
+		t.Errorf("goose versions = %v then %v, want [0 1 2 3] both times", versions1, versions2)
 	}
 }
 
@@ -522,5 +525,174 @@ func TestPanicDoesNotWedgeCommits(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Commit() after a recovered panic is stuck")
+	}
+}
+
+// TestMigrateDeploymentQueue migrates a file at schema version 2 holding runs of the old model: they are
+// numbered in start order, their creation time is their start time, only the newest RUNNING run of each
+// stack stays RUNNING (and is aborted by the next claim of its stack once DeadAfter passes), and runs that
+// never started have no start time.
+func TestMigrateDeploymentQueue(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := openPool(ctx, path, writerParams(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, sqlschema.Migrations(), goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, r := range []struct {
+		id, stack, status string
+		started           int
+	}{
+		{"o1", "web", "COMPLETED", 1}, {"o2", "web", "RUNNING", 2}, {"a1", "api", "RUNNING", 2},
+		{"o3", "web", "RUNNING", 3}, {"a2", "api", "PROPOSED", 5},
+	} {
+		if _, err := db.ExecContext(ctx, `INSERT INTO deployments (id, stack, kind, status, created_by, snapshot_hash, started_at)
+VALUES ($1, $2, 'deploy', $3, 'alice@ci', 'h', $4)`, r.id, r.stack, r.status, sqlschema.Nanos(ms(r.started))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b := mustOpen(t, path)
+	got, err := b.ListDeployments(ctx, state.DeploymentFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		ID                   string
+		Seq                  int64
+		Status               state.DeploymentStatus
+		CreatedAt, StartedAt time.Time
+		HeartbeatAt          time.Time
+		Aborted              bool
+	}
+	var rows []row
+	for _, d := range got {
+		rows = append(rows, row{d.ID, d.Seq, d.Status, d.CreatedAt, d.StartedAt, d.HeartbeatAt, d.Error != ""})
+	}
+	want := []row{
+		{"a2", 5, state.StatusProposed, ms(5), time.Time{}, time.Time{}, false},
+		{"o3", 4, state.StatusRunning, ms(3), ms(3), ms(3), false},
+		{"o2", 3, state.StatusAborted, ms(2), ms(2), time.Time{}, true},
+		{"a1", 2, state.StatusRunning, ms(2), ms(2), ms(2), false},
+		{"o1", 1, state.StatusCompleted, ms(1), ms(1), time.Time{}, false},
+	}
+	if diff := cmp.Diff(want, rows, cmpTimes); diff != "" {
+		t.Errorf("deployments after the migration (-want +got):\n%s", diff)
+	}
+
+	// The stale RUNNING run no longer blocks its stack's queue.
+	next := &state.Deployment{ID: "n1", Stack: "web", Kind: state.KindDeploy, Status: state.StatusPending}
+	if err := b.CreateDeployments(ctx, []*state.Deployment{next}); err != nil {
+		t.Fatal(err)
+	}
+	if next.Seq != 6 {
+		t.Errorf("Seq of the first deployment created after the migration = %d, want 6", next.Seq)
+	}
+	if err := b.ClaimDeployments(ctx, []string{"n1"}, "ci", ms(3).Add(state.DeadAfter+time.Second)); err != nil {
+		t.Errorf("ClaimDeployments(n1) after DeadAfter = %v, want nil (o3 aborted)", err)
+	}
+}
+
+// TestOneRunningPerStackInTheDatabase checks that the schema itself refuses a second RUNNING deployment in
+// a stack, whatever a client does.
+func TestOneRunningPerStackInTheDatabase(t *testing.T) {
+	ctx := t.Context()
+	b := openTemp(t)
+	defer func() { _ = b.Close() }()
+	var ds []*state.Deployment
+	for _, id := range []string{"d1", "d2", "e1"} {
+		ds = append(ds, &state.Deployment{ID: id, Stack: map[bool]string{true: "web", false: "api"}[id[0] == 'd'],
+			Kind: state.KindDeploy, Status: state.StatusPending})
+	}
+	if err := b.CreateDeployments(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ClaimDeployments(ctx, []string{"d1", "e1"}, "ci", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	err := b.wr.do(func(conn *sql.Conn) error {
+		_, err := conn.ExecContext(ctx, `UPDATE deployments SET status = 'RUNNING' WHERE id = 'd2'`)
+		return err
+	})
+	if sqliteCode(err) != sqlite3.SQLITE_CONSTRAINT {
+		t.Errorf("a second RUNNING deployment in stack web: %v, want a constraint violation", err)
+	}
+}
+
+// TestTwoBackendsClaim races agents of two Backends on one file (two processes) for 20 deployments in 2
+// stacks: each deployment is claimed once, in creation order per stack.
+func TestTwoBackendsClaim(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "state.db")
+	backends := []*Backend{mustOpen(t, path), mustOpen(t, path)}
+	const n = 20
+	var ds []*state.Deployment
+	for i := range n {
+		ds = append(ds, &state.Deployment{ID: fmt.Sprintf("d%02d", i), Stack: []string{"web", "api"}[i%2],
+			Kind: state.KindDeploy, Status: state.StatusApproved})
+	}
+	if err := backends[0].CreateDeployments(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex // guards order and done
+	order := map[string][]string{}
+	done := 0
+	var wg sync.WaitGroup
+	for i, b := range backends {
+		for g := range 4 {
+			wg.Go(func() {
+				deadline := time.Now().Add(time.Minute)
+				for time.Now().Before(deadline) {
+					d, err := b.ClaimNext(ctx, nil, fmt.Sprintf("agent-%d-%d", i, g), time.Now())
+					if err != nil {
+						t.Errorf("ClaimNext() = %v", err)
+						return
+					}
+					mu.Lock()
+					if d != nil {
+						order[d.Stack] = append(order[d.Stack], d.ID)
+					}
+					finishedAll := done == n
+					mu.Unlock()
+					if d == nil {
+						if finishedAll {
+							return
+						}
+						time.Sleep(time.Millisecond)
+						continue
+					}
+					if err := b.FinishDeployment(ctx, d.ID, state.StatusCompleted, time.Now(), 1, ""); err != nil {
+						t.Errorf("FinishDeployment(%s) = %v", d.ID, err)
+						return
+					}
+					mu.Lock()
+					done++
+					mu.Unlock()
+				}
+				t.Error("the queues did not drain within a minute")
+			})
+		}
+	}
+	wg.Wait()
+	for s, stack := range []string{"web", "api"} {
+		var want []string
+		for i := s; i < n; i += 2 {
+			want = append(want, ds[i].ID)
+		}
+		if diff := cmp.Diff(want, order[stack]); diff != "" {
+			t.Errorf("claims of stack %s in order (-want +got):\n%s", stack, diff)
+		}
 	}
 }

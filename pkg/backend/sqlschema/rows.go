@@ -1,6 +1,7 @@
 package sqlschema
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -21,21 +22,32 @@ type Rows interface {
 // The functions below read the schema's rows the same way for both backends. Their errors are the
 // driver's own (or a decoding error), unwrapped: the backend adds where and what it was doing.
 
-// DeploymentColumns are the deployments columns ScanDeployment reads, in its order.
-const DeploymentColumns = `id, stack, kind, status, created_by, cdkx_version, snapshot_hash, started_at, finished_at, version, error`
+// DeploymentColumns are the deployments columns ScanDeployment reads, in its order: every column but the
+// snapshot.
+const DeploymentColumns = `id, stack, kind, status, message, seq, created_by, approved_by, rejected_by, aborted_by, ` +
+	`cdkx_version, snapshot_hash, plan, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error`
 
-// ScanDeployment scans DeploymentColumns (and then extra destinations) into a Deployment.
+// ScanDeployment scans DeploymentColumns (and then extra destinations) into a Deployment. A NULL or empty
+// plan is a nil Plan.
 func ScanDeployment(row Row, extra ...any) (state.Deployment, error) {
 	var d state.Deployment
 	var kind, status string
-	var started, finished int64
-	dest := append([]any{&d.ID, &d.Stack, &kind, &status, &d.CreatedBy, &d.CdkxVersion, &d.SnapshotHash,
-		&started, &finished, &d.Version, &d.Error}, extra...)
+	var plan *string
+	var created, started, finished, heartbeat int64
+	dest := append([]any{&d.ID, &d.Stack, &kind, &status, &d.Message, &d.Seq, &d.CreatedBy, &d.ApprovedBy,
+		&d.RejectedBy, &d.AbortedBy, &d.CdkxVersion, &d.SnapshotHash, &plan, &d.StateVersion,
+		&created, &started, &finished, &heartbeat, &d.Runner, &d.Version, &d.Error}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return d, err
 	}
 	d.Kind, d.Status = state.DeploymentKind(kind), state.DeploymentStatus(status)
-	d.StartedAt, d.FinishedAt = FromNanos(started), FromNanos(finished)
+	d.CreatedAt, d.StartedAt, d.FinishedAt, d.HeartbeatAt = FromNanos(created), FromNanos(started), FromNanos(finished), FromNanos(heartbeat)
+	if plan != nil && *plan != "" {
+		d.Plan = new(state.Plan)
+		if err := json.Unmarshal([]byte(*plan), d.Plan); err != nil {
+			return d, fmt.Errorf("decode the plan of deployment %q: %w", d.ID, err)
+		}
+	}
 	return d, nil
 }
 
@@ -51,6 +63,35 @@ func ScanDeployments(rows Rows) ([]state.Deployment, error) {
 		out = append(out, d)
 	}
 	return out, rows.Err()
+}
+
+// InsertDeployment is the statement that stores a new deployment, with the arguments DeploymentArgs
+// returns.
+const InsertDeployment = `INSERT INTO deployments (id, stack, kind, status, message, seq, created_by, approved_by,
+  rejected_by, aborted_by, cdkx_version, snapshot, snapshot_hash, plan, state_version, created_at, started_at,
+  finished_at, heartbeat_at, runner, version, error)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
+
+// DeploymentArgs returns the arguments of InsertDeployment for d: the snapshot as text (NULL when empty),
+// the plan as JSON (NULL when nil) and times as Unix nanoseconds. Absent values are nil pointers, which
+// database/sql and pgx both send as NULL.
+func DeploymentArgs(d *state.Deployment) ([]any, error) {
+	var snapshot, plan *string
+	if len(d.Snapshot) > 0 {
+		s := string(d.Snapshot)
+		snapshot = &s
+	}
+	if d.Plan != nil {
+		data, err := json.Marshal(d.Plan)
+		if err != nil {
+			return nil, fmt.Errorf("encode the plan of deployment %q: %w", d.ID, err)
+		}
+		s := string(data)
+		plan = &s
+	}
+	return []any{d.ID, d.Stack, string(d.Kind), string(d.Status), d.Message, d.Seq, d.CreatedBy, d.ApprovedBy,
+		d.RejectedBy, d.AbortedBy, d.CdkxVersion, snapshot, d.SnapshotHash, plan, d.StateVersion,
+		Nanos(d.CreatedAt), Nanos(d.StartedAt), Nanos(d.FinishedAt), Nanos(d.HeartbeatAt), d.Runner, d.Version, d.Error}, nil
 }
 
 // LockColumns are the locks columns, without the stack, that ScanLock reads, in its order.
