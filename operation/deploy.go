@@ -38,46 +38,21 @@ type Deploy struct {
 	NoRollback bool
 	// OnPlan, when set, receives the plan and its diagnostics (warnings) before it is applied.
 	OnPlan func(*planner.Plan, diag.Diagnostics)
+	// Files are the assembly's files for the deployments' snapshot (nil: read from Assembly.Dir).
+	Files map[string][]byte
+	// Passphrase seals sensitive values in the snapshot (CDKX_SECRETS_PASSPHRASE); without one they are
+	// left out of it.
+	Passphrase string
 }
 
-// Run returns the deploy's result and the plan it applied. Errors: *state.LockedError (a stack is locked
-// past the timeout), *PlanError, *SettleError, a provider's configuration error, or a state error.
+// Run records one PENDING deployment per stack (with the plan and a snapshot of the assembly), waits for
+// their turn in the stacks' queues (up to the lock timeout), and runs them here. It returns the deploy's
+// result and the plan it applied. Errors: *QueueTimeoutError, *AbortedError, *state.LockedError (a stack
+// is locked past the timeout), *PlanError, *SettleError, a provider's configuration error, or a state
+// error.
 func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
-	release, err := d.lock(ctx, d.Stacks, "deploy")
-	if err != nil {
-		return nil, nil, err
-	}
-	defer release()
-	st, err := LoadState(ctx, d.Backend, d.Assembly, d.Stacks)
-	if err != nil {
-		return nil, nil, err
-	}
-	if st, err = (Settle{Env: d.Env, Stacks: st, Names: d.Stacks, Full: d.Refresh}).Run(ctx); err != nil {
-		return nil, nil, err
-	}
-	plan, ds := Plan(d.Assembly, d.Graph, d.Selection, st, d.Providers)
-	if d.OnPlan != nil {
-		d.OnPlan(plan, ds)
-	}
-	if plan == nil {
-		return nil, nil, &PlanError{Diagnostics: ds}
-	}
-	// The engine decides on inputs it resolves from real outputs; the predictions were for showing the
-	// plan, which is done. Letting them go keeps a large deploy's peak memory down.
-	for _, s := range plan.Steps {
-		s.Inputs = nil
-	}
-	if err := d.Providers.Configure(CalledProviders(plan)); err != nil {
-		return nil, plan, err
-	}
-	what := shown{stacks: plan.Stacks}
-	for _, s := range append(slices.Clone(plan.Steps), plan.Deletes...) {
-		what.types, what.ids = append(what.types, s.Type), append(what.ids, s.LogicalID)
-	}
-	res, err := d.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
-		opts.NoRollback = d.NoRollback
-		return engine.Deploy(ctx, plan, opts)
-	})
+	res, plan, _, err := d.queueAndRun(ctx, Record{Assembly: d.Assembly, Graph: d.Graph, Selection: d.Selection,
+		Files: d.Files, Refresh: d.Refresh, NoRollback: d.NoRollback, Passphrase: d.Passphrase, OnPlan: d.OnPlan}, d.Lock.Queued)
 	return res, plan, err
 }
 
@@ -198,6 +173,14 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 			return nil, ErrCancelled
 		}
 	}
+	return d.queued(ctx, state.KindDestroy, names, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
+		return d.destroy(ctx, names, targeting, deployments)
+	})
+}
+
+// destroy is Run after the confirmation, with the claimed deployments.
+func (d Destroy) destroy(ctx context.Context, names []string, targeting bool, deployments map[string]*state.Deployment) (*engine.Result, error) {
+	var err error
 	release, err := d.lock(ctx, names, "destroy")
 	if err != nil {
 		return nil, err
@@ -209,7 +192,7 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 			return nil, err
 		}
 	}
-	if byName, err = (Settle{Env: d.Env, Stacks: byName, Names: names}).Run(ctx); err != nil {
+	if byName, err = (Settle{Env: d.Env, Stacks: byName, Names: names, deployments: deployments}).Run(ctx); err != nil {
 		return nil, err
 	}
 	stacks := make([]*state.Stack, len(names))
@@ -231,6 +214,7 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 	}
 	return d.run(ctx, shownOf(stacks, nil), func(opts engine.Options) (*engine.Result, error) {
 		opts.Selection = sel
+		opts.Deployments = deployments
 		return engine.Destroy(ctx, stacks, opts)
 	})
 }
@@ -301,20 +285,23 @@ type Import struct {
 // object for the resource, resource.ErrNotFound (wrapped) when the provider has no such object,
 // *state.LockedError, or a provider's configuration error.
 func (i Import) Run(ctx context.Context) (*engine.Result, error) {
-	release, err := i.lock(ctx, []string{i.Stack}, "import")
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	st, err := i.Backend.GetStack(ctx, i.Stack)
-	if err != nil {
-		return nil, err
-	}
-	if err := i.Providers.Configure([]string{i.Resource.Provider}); err != nil {
-		return nil, err
-	}
-	what := shown{stacks: []string{i.Stack}, types: []string{i.Resource.Type}, ids: []string{i.Resource.LogicalID}}
-	return i.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
-		return engine.Import(ctx, st, i.Resource, i.PhysicalID, opts)
+	return i.queued(ctx, state.KindImport, []string{i.Stack}, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
+		release, err := i.lock(ctx, []string{i.Stack}, "import")
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		st, err := i.Backend.GetStack(ctx, i.Stack)
+		if err != nil {
+			return nil, err
+		}
+		if err := i.Providers.Configure([]string{i.Resource.Provider}); err != nil {
+			return nil, err
+		}
+		what := shown{stacks: []string{i.Stack}, types: []string{i.Resource.Type}, ids: []string{i.Resource.LogicalID}}
+		return i.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
+			opts.Deployments = deployments
+			return engine.Import(ctx, st, i.Resource, i.PhysicalID, opts)
+		})
 	})
 }

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -61,6 +63,9 @@ type LockPolicy struct {
 	Timeout time.Duration
 	// Notify is told whom the run waits for (takeover "") or whose stale lock it takes over, and why.
 	Notify func(holder state.LockInfo, takeover string)
+	// Queued is told where the run's first waiting deployment stands in its stack's queue, each time
+	// that changes while it waits for its turn (up to Timeout).
+	Queued func(*state.QueuedError)
 }
 
 // PlanError is returned when the assembly cannot be planned against state; Diagnostics say why.
@@ -220,6 +225,9 @@ type Settle struct {
 	Names  []string
 	Full   bool
 	DryRun bool
+	// deployments, when set, are the caller's claimed deployment records: the settling's events go into
+	// them and the caller finishes them (without: the settling records refresh deployments of its own).
+	deployments map[string]*state.Deployment
 }
 
 // Run returns Stacks with the settled stacks in place, or a *SettleError when a resource could not be
@@ -250,6 +258,7 @@ func (s Settle) Run(ctx context.Context) (map[string]*state.Stack, error) {
 		return nil, err
 	}
 	res, err := s.run(ctx, shownOf(stacks, only), func(opts engine.Options) (*engine.Result, error) {
+		opts.Deployments = s.deployments
 		return engine.Refresh(ctx, stacks, opts, engine.RefreshOptions{PendingOnly: !s.Full, DryRun: s.DryRun})
 	})
 	if err != nil {
@@ -288,26 +297,69 @@ func (r Refresh) Run(ctx context.Context) (*engine.Result, error) {
 			return nil, err
 		}
 	}
-	release, err := r.lock(ctx, names, "refresh")
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	var stacks []*state.Stack
-	for _, n := range names {
-		st, err := r.Backend.GetStack(ctx, n)
+	return r.queued(ctx, state.KindRefresh, names, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
+		release, err := r.lock(ctx, names, "refresh")
 		if err != nil {
 			return nil, err
 		}
-		if st.Version == 0 {
-			return nil, fmt.Errorf("stack %s has no state; deploy it first", n)
+		defer release()
+		var stacks []*state.Stack
+		for _, n := range names {
+			st, err := r.Backend.GetStack(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			if st.Version == 0 {
+				return nil, fmt.Errorf("stack %s has no state; deploy it first", n)
+			}
+			stacks = append(stacks, st)
 		}
-		stacks = append(stacks, st)
+		if err := r.configure(stacks, nil); err != nil {
+			return nil, err
+		}
+		return r.run(ctx, shownOf(stacks, nil), func(opts engine.Options) (*engine.Result, error) {
+			opts.Deployments = deployments
+			return engine.Refresh(ctx, stacks, opts, engine.RefreshOptions{})
+		})
+	})
+}
+
+// queued records one deployment of kind per stack (PENDING, without snapshot or plan: the run happens
+// here and now), waits for their turn in the stacks' queues, runs f with them RUNNING, and records each
+// one's end from f's result (engine.Result.Deployments) or error.
+func (e Env) queued(ctx context.Context, kind state.DeploymentKind, stacks []string,
+	f func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error)) (*engine.Result, error) {
+	now := e.now().UTC()
+	var ds []*state.Deployment
+	byStack := map[string]*state.Deployment{}
+	for _, n := range stacks {
+		st, err := e.Backend.GetStack(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		d := &state.Deployment{ID: uuid.NewString(), Stack: n, Kind: kind, Status: state.StatusPending, CreatedBy: e.CreatedBy,
+			CdkxVersion: e.Version, CreatedAt: now, StateVersion: st.Version, Version: st.Version}
+		ds = append(ds, d)
+		byStack[n] = d
 	}
-	if err := r.configure(stacks, nil); err != nil {
+	if err := e.Backend.CreateDeployments(ctx, ds); err != nil {
+		return nil, fmt.Errorf("record the deployments: %w", err)
+	}
+	sess := e.attach(ctx, ds)
+	defer sess.detach()
+	if err := sess.claim(e.Lock.Queued, true); err != nil {
 		return nil, err
 	}
-	return r.run(ctx, shownOf(stacks, nil), func(opts engine.Options) (*engine.Result, error) {
-		return engine.Refresh(ctx, stacks, opts, engine.RefreshOptions{})
-	})
+	res, err := f(sess.ctx, byStack)
+	var outcome map[string]*state.Deployment
+	if res != nil {
+		outcome = res.Deployments
+	}
+	if ae := sess.aborted(); ae != nil && err == nil && res != nil && res.Interrupted {
+		err = ae
+	}
+	if ferr := sess.finish(outcome, err); ferr != nil && err == nil {
+		err = ferr
+	}
+	return res, err
 }

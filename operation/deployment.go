@@ -1,0 +1,542 @@
+package operation
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// PlanRecords summarizes p per stack for deployment records: counts, and one step per resource the plan
+// changes, with the changed property paths and a digest of the change (sensitive values enter the digest
+// only through their recorded fingerprint).
+func PlanRecords(p *planner.Plan) map[string]*state.Plan {
+	out := map[string]*state.Plan{}
+	for _, name := range p.Stacks {
+		out[name] = &state.Plan{Steps: []state.PlanStep{}}
+	}
+	for _, s := range append(slices.Clone(p.Steps), p.Deletes...) {
+		rec := out[s.Stack]
+		if rec == nil {
+			rec = &state.Plan{Steps: []state.PlanStep{}}
+			out[s.Stack] = rec
+		}
+		switch s.Op {
+		case planner.OpSame:
+			rec.Same++
+			continue
+		case planner.OpCreate:
+			rec.Create++
+		case planner.OpUpdate:
+			rec.Update++
+		case planner.OpReplace:
+			rec.Replace++
+		case planner.OpDelete:
+			rec.Delete++
+		}
+		rec.Steps = append(rec.Steps, planStep(s))
+	}
+	for _, rec := range out {
+		sort.Slice(rec.Steps, func(i, j int) bool {
+			a, b := rec.Steps[i], rec.Steps[j]
+			return a.Resource < b.Resource || a.Resource == b.Resource && a.Op < b.Op
+		})
+	}
+	return out
+}
+
+func planStep(s *planner.Step) state.PlanStep {
+	ps := state.PlanStep{Resource: s.Key(), Type: s.Type, Op: string(s.Op)}
+	type change struct {
+		Path     string `json:"path"`
+		Old, New any
+	}
+	var changes []change
+	for _, c := range s.Changes {
+		path := "properties." + c.Name
+		ps.Paths = append(ps.Paths, path)
+		n := c.New
+		if s.Schema.Properties[c.Name].WriteOnly {
+			n = resource.Sensitive
+		}
+		changes = append(changes, change{path, c.Old, n})
+	}
+	var oldID string
+	if s.Old != nil {
+		oldID = s.Old.PhysicalID
+	}
+	if s.Object != nil {
+		oldID = s.Object.PhysicalID
+	}
+	sum := sha256.Sum256(resource.Canonical(map[string]any{"op": s.Op, "type": s.Type, "provider": s.Provider,
+		"old": oldID, "changes": changes, "reason": s.Reason}))
+	ps.Digest = hex.EncodeToString(sum[:])
+	return ps
+}
+
+// StaleError is returned when an approved deployment runs after its stack moved and the plan made now
+// differs from the approved one: nothing was called (exit code 1).
+type StaleError struct {
+	ID, Stack        string
+	PlannedAt, Found int64
+	Differences      []string
+}
+
+// Error says which version the plan was made at, which was found and what changed.
+func (e *StaleError) Error() string {
+	return fmt.Sprintf("deployment %s is stale: it was planned against version %d of stack %s, which is now at version %d, and the plan differs:\n  %s\nnothing was changed; propose again (cdkx deploy --propose) or run it with --replan to apply the new plan",
+		e.ID, e.PlannedAt, e.Stack, e.Found, strings.Join(e.Differences, "\n  "))
+}
+
+// planDifferences lists, one line per resource, how plan now differs from the approved one.
+func planDifferences(approved, now *state.Plan) []string {
+	index := func(p *state.Plan) map[string]state.PlanStep {
+		m := map[string]state.PlanStep{}
+		if p != nil {
+			for _, s := range p.Steps {
+				m[s.Resource+" "+s.Op] = s
+			}
+		}
+		return m
+	}
+	a, n := index(approved), index(now)
+	describe := func(s state.PlanStep) string {
+		if len(s.Paths) == 0 {
+			return s.Op
+		}
+		return s.Op + " (" + strings.Join(s.Paths, ", ") + ")"
+	}
+	var out []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		seen := map[string]bool{}
+		for k := range a {
+			seen[k] = true
+		}
+		for k := range n {
+			seen[k] = true
+		}
+		for k := range seen {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		as, inA := a[k]
+		ns, inN := n[k]
+		switch {
+		case inA && !inN:
+			out = append(out, fmt.Sprintf("%s: approved %s; now no such step", as.Resource, describe(as)))
+		case !inA && inN:
+			out = append(out, fmt.Sprintf("%s: not in the approved plan; now %s", ns.Resource, describe(ns)))
+		case as.Digest != ns.Digest:
+			out = append(out, fmt.Sprintf("%s: approved %s; now %s from a different starting point", as.Resource, describe(as), describe(ns)))
+		}
+	}
+	return out
+}
+
+// Record plans the selected stacks of a validated assembly against the current state and records one
+// deployment per stack, with its plan and a snapshot of the assembly, in the stacks' queues (PENDING) or
+// as proposals (PROPOSED). No provider is called and no lock is taken.
+type Record struct {
+	Env
+	Assembly *assembly.Assembly
+	Graph    *planner.Graph
+	Selection
+	// Files are the assembly's files for the snapshot (nil: read again from Assembly.Dir; none when the
+	// assembly has no directory, as in tests: such a deployment runs only here and now).
+	Files      map[string][]byte
+	Status     state.DeploymentStatus
+	Kind       state.DeploymentKind
+	Message    string
+	Refresh    bool
+	NoRollback bool
+	// Passphrase seals sensitive values (CDKX_SECRETS_PASSPHRASE); without one they are redacted when
+	// RunHere is set (this process runs the deployment from memory) and refused otherwise.
+	Passphrase string
+	RunHere    bool
+	// OnPlan, when set, receives the plan and its diagnostics (warnings).
+	OnPlan func(*planner.Plan, diag.Diagnostics)
+}
+
+// Run returns the recorded deployments (in Stacks order) and the plan. Errors: *PlanError, ErrNoPassphrase
+// (wrapped), or a state error.
+func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, error) {
+	st, err := LoadState(ctx, r.Backend, r.Assembly, r.Stacks)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, ds := Plan(r.Assembly, r.Graph, r.Selection, st, r.Providers)
+	if r.OnPlan != nil {
+		r.OnPlan(plan, ds)
+	}
+	if plan == nil {
+		return nil, nil, &PlanError{Diagnostics: ds}
+	}
+	files := r.Files
+	if files == nil && r.Assembly.Dir != "" {
+		if files, err = assembly.Files(r.Assembly); err != nil {
+			return nil, nil, fmt.Errorf("snapshot the assembly: %w", err)
+		}
+	}
+	var data []byte
+	var hash string
+	if files != nil {
+		snap, err := sealSnapshot(r.Assembly, files, r.Providers, r.Passphrase, r.RunHere)
+		if err != nil {
+			return nil, nil, err
+		}
+		snap.CdkxVersion, snap.Kind = r.Version, r.Kind
+		snap.Options = SnapshotOptions{Stacks: r.Stacks, Targets: r.Targets, Excludes: r.Excludes, Replace: r.Replace,
+			Refresh: r.Refresh, NoRollback: r.NoRollback}
+		if data, hash, err = snap.Encode(); err != nil {
+			return nil, nil, err
+		}
+	}
+	recs := PlanRecords(plan)
+	now := r.now().UTC()
+	var out []*state.Deployment
+	for _, name := range r.Stacks {
+		out = append(out, &state.Deployment{ID: uuid.NewString(), Stack: name, Kind: r.Kind, Status: r.Status,
+			Message: r.Message, CreatedBy: r.CreatedBy, CdkxVersion: r.Version, Snapshot: data, SnapshotHash: hash,
+			Plan: recs[name], StateVersion: st[name].Version, Version: st[name].Version, CreatedAt: now})
+	}
+	if err := r.Backend.CreateDeployments(ctx, out); err != nil {
+		return nil, nil, fmt.Errorf("record the deployments: %w", err)
+	}
+	for _, d := range out {
+		d.Snapshot = nil
+	}
+	return out, plan, nil
+}
+
+// execution is one run of recorded deployments under the stacks' locks, after their claim.
+type execution struct {
+	Env
+	sess       *session
+	assembly   *assembly.Assembly
+	graph      *planner.Graph
+	sel        Selection
+	refresh    bool
+	noRollback bool
+	// prior is the plan the deployments were recorded with, reused when state did not move since.
+	prior *planner.Plan
+	// approved holds, by stack, the approved plan to check the new one against (stale proposals).
+	approved map[string]*state.Plan
+	replan   bool
+	onPlan   func(*planner.Plan, diag.Diagnostics)
+	// planOnly records the plan (diff --record) without applying it.
+	planOnly bool
+}
+
+// run runs the execution and records each deployment's end.
+func (x execution) run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
+	res, plan, err := x.apply(x.sess.ctx)
+	var outcome map[string]*state.Deployment
+	if res != nil {
+		outcome = res.Deployments
+	}
+	if ae := x.sess.aborted(); ae != nil && err == nil {
+		err = ae
+	}
+	if ferr := x.sess.finish(outcome, err); ferr != nil && err == nil {
+		err = ferr
+	}
+	return res, plan, err
+}
+
+func (x execution) apply(ctx context.Context) (*engine.Result, *planner.Plan, error) {
+	release, err := x.lock(ctx, x.sel.Stacks, "deploy")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	st, err := LoadState(ctx, x.Backend, x.assembly, x.sel.Stacks)
+	if err != nil {
+		return nil, nil, err
+	}
+	deployments := map[string]*state.Deployment{}
+	for _, d := range x.sess.ds {
+		deployments[d.Stack] = d
+	}
+	settleEnv := x.Env
+	settled, err := (Settle{Env: settleEnv, Stacks: st, Names: x.sel.Stacks, Full: x.refresh, deployments: deployments}).Run(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan := x.prior
+	if plan == nil || !sameVersions(plan.State, settled) || settledAny(st, settled) {
+		var ds diag.Diagnostics
+		plan, ds = Plan(x.assembly, x.graph, x.sel, settled, x.Providers)
+		if x.onPlan != nil {
+			x.onPlan(plan, ds)
+		}
+		if plan == nil {
+			return nil, nil, &PlanError{Diagnostics: ds}
+		}
+	}
+	if len(x.approved) > 0 {
+		now := PlanRecords(plan)
+		for _, d := range x.sess.ds {
+			if d.StateVersion == settled[d.Stack].Version {
+				continue
+			}
+			if diffs := planDifferences(x.approved[d.Stack], now[d.Stack]); len(diffs) > 0 && !x.replan {
+				return nil, plan, &StaleError{ID: d.ID, Stack: d.Stack, PlannedAt: d.StateVersion, Found: settled[d.Stack].Version, Differences: diffs}
+			}
+		}
+	}
+	if x.planOnly {
+		return nil, plan, nil
+	}
+	for _, s := range plan.Steps {
+		s.Inputs = nil // the engine resolves real outputs; the predictions were for showing the plan
+	}
+	if err := x.Providers.Configure(CalledProviders(plan)); err != nil {
+		return nil, plan, err
+	}
+	what := shown{stacks: plan.Stacks}
+	for _, s := range append(slices.Clone(plan.Steps), plan.Deletes...) {
+		what.types, what.ids = append(what.types, s.Type), append(what.ids, s.LogicalID)
+	}
+	res, err := x.Env.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
+		opts.NoRollback = x.noRollback
+		opts.Deployments = deployments
+		opts.Abort = func() string {
+			if ae := x.sess.aborted(); ae != nil {
+				return ae.Error()
+			}
+			return ""
+		}
+		return engine.Deploy(ctx, plan, opts)
+	})
+	return res, plan, err
+}
+
+// sameVersions reports whether every stack the plan read has the version it had then.
+func sameVersions(planned, now map[string]*state.Stack) bool {
+	for name, st := range planned {
+		if n := now[name]; n == nil || n.Version != st.Version {
+			return false
+		}
+	}
+	return true
+}
+
+// settledAny reports whether settling replaced any stack's state.
+func settledAny(before, after map[string]*state.Stack) bool {
+	for name, st := range before {
+		if after[name] != st {
+			return true
+		}
+	}
+	return false
+}
+
+// Queue records the deployments of a run in their stacks' queues (PENDING), then waits for their turn
+// and runs them here. notify, when set, is told where the first waiting deployment stands.
+func (e Env) queueAndRun(ctx context.Context, rec Record, notify func(*state.QueuedError)) (*engine.Result, *planner.Plan, []*state.Deployment, error) {
+	rec.Env, rec.Status, rec.Kind, rec.RunHere = e, state.StatusPending, state.KindDeploy, true
+	ds, plan, err := rec.Run(ctx)
+	if err != nil {
+		return nil, plan, nil, err
+	}
+	sess := e.attach(ctx, ds)
+	defer sess.detach()
+	if err := sess.claim(notify, true); err != nil {
+		return nil, plan, ds, err
+	}
+	x := execution{Env: e, sess: sess, assembly: rec.Assembly, graph: rec.Graph, sel: rec.Selection, refresh: rec.Refresh,
+		noRollback: rec.NoRollback, prior: plan, onPlan: nil}
+	res, plan2, err := x.run(ctx)
+	if plan2 != nil {
+		plan = plan2
+	}
+	return res, plan, ds, err
+}
+
+// RunDeployment runs a stored deployment from its snapshot here: an approved proposal (cdkx deployments
+// approve --run, run), or one an agent claimed. Provider credentials come from this process's
+// environment. An approved deployment whose stack moved since it was planned is re-planned and refused as
+// stale (*StaleError) when the plan differs, unless Replan.
+type RunDeployment struct {
+	Env
+	Deployment *state.Deployment
+	// Claimed is set when the deployment is already RUNNING for this process (ClaimNext).
+	Claimed bool
+	Replan  bool
+	// Passphrase opens the snapshot's sealed values (CDKX_SECRETS_PASSPHRASE).
+	Passphrase string
+	// Notify is told where the deployment stands while it waits for its turn.
+	Notify func(*state.QueuedError)
+	OnPlan func(*planner.Plan, diag.Diagnostics)
+}
+
+// Run returns the engine's result and the plan it applied. A deployment whose snapshot cannot run here
+// (no passphrase, a redacted or older snapshot, an assembly that no longer validates with this cdkx's
+// providers) is refused before any provider call: when claimed, it is recorded FAILED with why.
+func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
+	d := r.Deployment
+	if d.Status.Terminal() {
+		return nil, nil, &state.TransitionError{ID: d.ID, Status: d.Status, To: state.StatusRunning}
+	}
+	refuse := func(err error) (*engine.Result, *planner.Plan, error) {
+		if r.Claimed {
+			now := r.now().UTC()
+			_ = r.Backend.FinishDeployment(context.WithoutCancel(ctx), d.ID, state.StatusFailed, now, d.StateVersion, err.Error())
+		}
+		return nil, nil, err
+	}
+	if d.Snapshot == nil {
+		full, err := r.Backend.GetDeployment(ctx, d.ID)
+		if err != nil {
+			return refuse(err)
+		}
+		d.Snapshot = full.Snapshot
+	}
+	snap, err := DecodeSnapshot(d)
+	if err != nil {
+		return refuse(err)
+	}
+	if snap.Kind != "" && snap.Kind != state.KindDeploy {
+		return refuse(fmt.Errorf("deployment %s is a %s; only deploy deployments run from a snapshot", d.ID, snap.Kind))
+	}
+	files, err := snap.Open(r.Passphrase)
+	if err != nil {
+		return refuse(fmt.Errorf("deployment %s cannot run here: %w", d.ID, err))
+	}
+	a, g, ds := LoadSnapshot(d.ID, files, r.Providers)
+	if a == nil {
+		return refuse(fmt.Errorf("the snapshot of deployment %s does not validate with this cdkx (%s): %w", d.ID, r.Version, &PlanError{Diagnostics: ds}))
+	}
+	stacks := []string{d.Stack}
+	if a.Stack(d.Stack) == nil {
+		return refuse(fmt.Errorf("the snapshot of deployment %s has no stack %s", d.ID, d.Stack))
+	}
+	d.Snapshot = nil
+	sess := r.attach(ctx, []*state.Deployment{d})
+	defer sess.detach()
+	if !r.Claimed {
+		if err := sess.claim(r.Notify, false); err != nil {
+			return nil, nil, err
+		}
+	}
+	var approved map[string]*state.Plan
+	if d.ApprovedBy != "" {
+		approved = map[string]*state.Plan{d.Stack: d.Plan}
+		if d.Plan == nil {
+			approved[d.Stack] = &state.Plan{}
+		}
+	}
+	o := snap.Options
+	x := execution{Env: r.Env, sess: sess, assembly: a, graph: g, refresh: o.Refresh, noRollback: o.NoRollback,
+		sel:      Selection{Stacks: stacks, Targets: o.Targets, Excludes: o.Excludes, Replace: o.Replace},
+		approved: approved, replan: r.Replan, onPlan: r.OnPlan}
+	if len(a.Stacks) == 1 {
+		x.graph = g
+	} else {
+		x.graph = nil
+	}
+	return x.run(ctx)
+}
+
+// ErrNoDeployment is returned by Agent.Step when no queue holds a deployment it may run.
+var ErrNoDeployment = errors.New("no deployment to run")
+
+// RecordPlan records a plan deployment per stack (cdkx diff --record): it takes its place in the stacks'
+// queues like a deploy, and is COMPLETED with its plan once its turn comes; no provider is called.
+func (e Env) RecordPlan(ctx context.Context, rec Record) ([]*state.Deployment, *planner.Plan, error) {
+	rec.Env, rec.Status, rec.Kind, rec.RunHere = e, state.StatusPending, state.KindPlan, true
+	ds, plan, err := rec.Run(ctx)
+	if err != nil {
+		return nil, plan, err
+	}
+	sess := e.attach(ctx, ds)
+	defer sess.detach()
+	if err := sess.claim(e.Lock.Queued, true); err != nil {
+		return ds, plan, err
+	}
+	return ds, plan, sess.finish(nil, nil)
+}
+
+// Agent runs the deployments queued for agents (APPROVED ones, and PENDING ones queued with --no-wait)
+// from their snapshots, one at a time, with provider credentials from this process's environment. Several
+// agents share the queues safely: each deployment is claimed by one of them (state.Deployments.ClaimNext).
+type Agent struct {
+	Env
+	// Stacks limits the agent to these stacks (all when empty).
+	Stacks []string
+	// Passphrase opens sealed values (CDKX_SECRETS_PASSPHRASE).
+	Passphrase string
+	OnPlan     func(*planner.Plan, diag.Diagnostics)
+}
+
+// Step claims the next deployment and runs it. It returns the deployment as it ended, the engine's result
+// (nil when the run stopped before the engine) and the run's error; ErrNoDeployment when no queue holds a
+// deployment for an agent.
+func (a Agent) Step(ctx context.Context) (*state.Deployment, *engine.Result, error) {
+	d, err := a.Backend.ClaimNext(ctx, a.Stacks, a.runner(), a.now().UTC())
+	if err != nil {
+		return nil, nil, err
+	}
+	if d == nil {
+		return nil, nil, ErrNoDeployment
+	}
+	res, _, err := RunDeployment{Env: a.Env, Deployment: d, Claimed: true, Passphrase: a.Passphrase, OnPlan: a.OnPlan}.Run(ctx)
+	if got, gerr := a.Backend.GetDeployment(context.WithoutCancel(ctx), d.ID); gerr == nil {
+		got.Snapshot = nil
+		d = got
+	}
+	return d, res, err
+}
+
+// Redeploy records a new PROPOSED deployment with the snapshot of d (a past deployment, with its
+// snapshot), planned against the stack's current state, with message. The snapshot's sealed values are
+// opened with passphrase only to plan; the stored snapshot is d's, unchanged.
+func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, message string) ([]*state.Deployment, error) {
+	snap, err := DecodeSnapshot(d)
+	if err != nil {
+		return nil, err
+	}
+	files, err := snap.Open(passphrase)
+	if err != nil {
+		return nil, fmt.Errorf("deployment %s cannot be planned again here: %w", d.ID, err)
+	}
+	a, g, ds := LoadSnapshot(d.ID, files, e.Providers)
+	if a == nil {
+		return nil, fmt.Errorf("the snapshot of deployment %s does not validate with this cdkx: %w", d.ID, &PlanError{Diagnostics: ds})
+	}
+	sel := Selection{Stacks: []string{d.Stack}, Targets: snap.Options.Targets, Excludes: snap.Options.Excludes, Replace: snap.Options.Replace}
+	st, err := LoadState(ctx, e.Backend, a, sel.Stacks)
+	if err != nil {
+		return nil, err
+	}
+	if len(a.Stacks) != 1 {
+		g = nil
+	}
+	plan, pds := Plan(a, g, sel, st, e.Providers)
+	if plan == nil {
+		return nil, &PlanError{Diagnostics: pds}
+	}
+	nd := &state.Deployment{ID: uuid.NewString(), Stack: d.Stack, Kind: state.KindDeploy, Status: state.StatusProposed,
+		Message: message, CreatedBy: e.CreatedBy, CdkxVersion: e.Version, Snapshot: d.Snapshot, SnapshotHash: d.SnapshotHash,
+		Plan: PlanRecords(plan)[d.Stack], StateVersion: st[d.Stack].Version, Version: st[d.Stack].Version, CreatedAt: e.now().UTC()}
+	if err := e.Backend.CreateDeployments(ctx, []*state.Deployment{nd}); err != nil {
+		return nil, err
+	}
+	nd.Snapshot = nil
+	return []*state.Deployment{nd}, nil
+}

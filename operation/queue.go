@@ -1,0 +1,259 @@
+package operation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// ClaimPollInterval is how often a waiting deployment asks for its turn.
+const ClaimPollInterval = 250 * time.Millisecond
+
+// QueueTimeoutError is returned when deployments were still queued behind others after the lock timeout:
+// the first of them that was not at the head, where it stood and what was ahead (exit code 3).
+type QueueTimeoutError struct {
+	Queued  *state.QueuedError
+	Timeout time.Duration
+	// Abandoned is set when the waiting deployments were recorded ABORTED (they were this run's own, created
+	// PENDING); approved ones stay APPROVED for an agent or a later run.
+	Abandoned bool
+}
+
+// Error says where the deployment stood and what to do.
+func (e *QueueTimeoutError) Error() string {
+	what := "it stays APPROVED; run it later with cdkx deployments run " + e.Queued.ID + " or an agent"
+	if e.Abandoned {
+		what = "it was recorded ABORTED; run cdkx deploy again, or pass --lock-timeout 10m to wait longer"
+	}
+	return fmt.Sprintf("still queued after %s: %v; %s", e.Timeout, e.Queued, what)
+}
+
+// AbortedError is returned when a deployment was aborted (cdkx deployments abort) while this process
+// waited for it or ran it (exit code 130). Nothing is rolled back.
+type AbortedError struct {
+	ID, By string
+}
+
+// Error names the deployment and who aborted it.
+func (e *AbortedError) Error() string {
+	by := e.By
+	if by == "" {
+		by = "someone"
+	}
+	return fmt.Sprintf("deployment %s was aborted by %s: running steps finished and were recorded; nothing was rolled back", e.ID, by)
+}
+
+// session is this process attached to stored deployments: heartbeats every state.HeartbeatEvery while
+// it waits for their turn and while it runs them, and ctx is cancelled (cause *AbortedError) when
+// someone aborts one of them.
+type session struct {
+	env    Env
+	ds     []*state.Deployment
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stop   chan struct{}
+	done   chan struct{}
+
+	mu       sync.Mutex
+	snapshot map[string]state.Deployment // the records as the last heartbeat returned them
+}
+
+// attach starts heartbeating ds (stored, PENDING or APPROVED, or RUNNING when claimed by the caller).
+func (e Env) attach(ctx context.Context, ds []*state.Deployment) *session {
+	sctx, cancel := context.WithCancelCause(ctx)
+	s := &session{env: e, ds: ds, ctx: sctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}),
+		snapshot: map[string]state.Deployment{}}
+	s.beat()
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(state.HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+				s.beat()
+			}
+		}
+	}()
+	return s
+}
+
+func (s *session) ids() []string {
+	ids := make([]string, len(s.ds))
+	for i, d := range s.ds {
+		ids[i] = d.ID
+	}
+	return ids
+}
+
+// beat renews the heartbeats and cancels the session when one of its deployments was aborted.
+func (s *session) beat() {
+	got, err := s.env.Backend.HeartbeatDeployments(context.WithoutCancel(s.ctx), s.ids(), s.env.now().UTC())
+	if err != nil {
+		return // the next beat tries again; a backend that stays away fails the run's own writes
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range got {
+		s.snapshot[d.ID] = d
+		if d.Status == state.StatusAborted || (d.Status == state.StatusRunning && d.AbortedBy != "") {
+			s.cancel(&AbortedError{ID: d.ID, By: d.AbortedBy})
+		}
+	}
+}
+
+// aborted returns the abort that cancelled the session, or nil.
+func (s *session) aborted() *AbortedError {
+	var ae *AbortedError
+	if errors.As(context.Cause(s.ctx), &ae) {
+		return ae
+	}
+	return nil
+}
+
+// detach stops the heartbeats.
+func (s *session) detach() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+		<-s.done
+	}
+	s.cancel(nil)
+}
+
+// claim waits until every deployment of the session is at the head of its stack's queue and makes them
+// RUNNING (all at once), asking every ClaimPollInterval, up to the lock policy's timeout. notify, when set,
+// is told where the first waiting deployment stands each time that changes. abandon says whether the
+// deployments are this run's own PENDING ones, recorded ABORTED when the wait ends without a claim.
+func (s *session) claim(notify func(*state.QueuedError), abandon bool) error {
+	deadline := s.env.now().Add(s.env.Lock.Timeout)
+	last := -1
+	for {
+		err := s.env.Backend.ClaimDeployments(s.ctx, s.ids(), s.env.runner(), s.env.now().UTC())
+		if err == nil {
+			now := s.env.now().UTC()
+			for _, d := range s.ds {
+				d.Status, d.StartedAt = state.StatusRunning, now
+			}
+			return nil
+		}
+		var qe *state.QueuedError
+		if !errors.As(err, &qe) {
+			if ae := s.aborted(); ae != nil {
+				return ae
+			}
+			s.abandon(abandon, "not run: "+err.Error())
+			return err
+		}
+		if s.env.abortDeadRunner(s.ctx, qe.Ahead) {
+			continue
+		}
+		if qe.Position != last && notify != nil {
+			notify(qe)
+		}
+		last = qe.Position
+		if !s.env.now().Add(ClaimPollInterval).Before(deadline) {
+			s.abandon(abandon, fmt.Sprintf("gave up waiting for its turn after %s (position %d in the queue of stack %s)", s.env.Lock.Timeout, qe.Position, qe.Stack))
+			return &QueueTimeoutError{Queued: qe, Timeout: s.env.Lock.Timeout, Abandoned: abandon}
+		}
+		select {
+		case <-s.ctx.Done():
+			if ae := s.aborted(); ae != nil {
+				s.abandon(abandon, ae.Error())
+				return ae
+			}
+			s.abandon(abandon, "not run: interrupted while waiting for its turn")
+			return s.ctx.Err()
+		case <-time.After(ClaimPollInterval):
+		}
+	}
+}
+
+// abandon records the session's PENDING deployments ABORTED with why, when they are its own.
+func (s *session) abandon(own bool, why string) {
+	if !own {
+		return
+	}
+	for _, d := range s.ds {
+		_, _ = s.env.Backend.UpdateDeployment(context.WithoutCancel(s.ctx), d.ID, state.Transition{
+			From: []state.DeploymentStatus{state.StatusPending}, To: state.StatusAborted, By: s.env.CreatedBy,
+			Error: why, At: s.env.now().UTC()})
+	}
+}
+
+// finish records the outcome of each RUNNING deployment of the session: outcome gives it for those the
+// engine ran; the others (the run stopped before the engine: a plan error, a stale proposal) end FAILED
+// with runErr, or ABORTED when the session was aborted or interrupted.
+func (s *session) finish(outcome map[string]*state.Deployment, runErr error) error {
+	now := s.env.now().UTC()
+	var first error
+	for _, d := range s.ds {
+		status, version, msg := state.StatusFailed, d.StateVersion, ""
+		if runErr != nil {
+			msg = runErr.Error()
+		}
+		if o := outcome[d.Stack]; o != nil && o.Status.Terminal() {
+			status, version, msg = o.Status, o.Version, o.Error
+		} else if ae := s.aborted(); ae != nil {
+			status, msg = state.StatusAborted, ae.Error()
+		} else if s.ctx.Err() != nil || errors.Is(runErr, context.Canceled) {
+			status, msg = state.StatusAborted, "interrupted before any provider call"
+		} else if runErr == nil {
+			status = state.StatusCompleted
+		}
+		if ae := s.aborted(); ae != nil && status == state.StatusAborted {
+			msg = ae.Error()
+		}
+		d.Status, d.FinishedAt, d.Version, d.Error = status, now, version, msg
+		if err := s.env.Backend.FinishDeployment(context.WithoutCancel(s.ctx), d.ID, status, now, version, msg); err != nil && first == nil {
+			first = fmt.Errorf("record the end of deployment %s: %w", d.ID, err)
+		}
+	}
+	return first
+}
+
+// runner names this process in the deployments it claims: "user@host pid N on MACHINE" (engine.MachineID),
+// so that a later run on the same machine can tell that it died (abortDeadRunner).
+func (e Env) runner() string {
+	h := e.Lock.Holder
+	machine := h.Machine
+	if machine == "" {
+		machine = engine.MachineID()
+	}
+	return fmt.Sprintf("%s@%s pid %d on %s", h.User, h.Host, h.PID, machine)
+}
+
+var runnerPattern = regexp.MustCompile(` pid (\d+) on (\S+)$`)
+
+// abortDeadRunner records d ABORTED when it is RUNNING for a process of this machine that no longer
+// exists (killed: it will never heartbeat again), instead of waiting state.DeadAfter for the queue to see
+// it; it reports whether it did.
+func (e Env) abortDeadRunner(ctx context.Context, d state.Deployment) bool {
+	m := runnerPattern.FindStringSubmatch(d.Runner)
+	if d.Status != state.StatusRunning || m == nil {
+		return false
+	}
+	pid, err := strconv.Atoi(m[1])
+	if err != nil {
+		return false
+	}
+	holder := state.LockInfo{PID: pid, Machine: m[2], HeartbeatAt: d.HeartbeatAt}
+	if dead, why := engine.Stale(holder, engine.MachineID(), e.now()); dead && strings.Contains(why, "process") {
+		_, err := e.Backend.UpdateDeployment(context.WithoutCancel(ctx), d.ID, state.Transition{
+			From: []state.DeploymentStatus{state.StatusRunning}, To: state.StatusAborted, By: e.CreatedBy,
+			Error: "its run stopped without finishing: " + why, At: e.now().UTC()})
+		return err == nil
+	}
+	return false
+}
