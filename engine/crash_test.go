@@ -35,11 +35,11 @@ func (b dyingBackend) Commit(ctx context.Context, deploymentID, stack string, ch
 	return b.Backend.Commit(ctx, deploymentID, stack, changes, events)
 }
 
-func (b dyingBackend) CreateDeployment(ctx context.Context, d *state.Deployment) error {
+func (b dyingBackend) CreateDeployments(ctx context.Context, ds []*state.Deployment) error {
 	if b.dead.Load() {
 		return errCrashed
 	}
-	return b.Backend.CreateDeployment(ctx, d)
+	return b.Backend.CreateDeployments(ctx, ds)
 }
 
 func (b dyingBackend) FinishDeployment(ctx context.Context, id string, s state.DeploymentStatus, at time.Time, v int64, msg string) error {
@@ -217,6 +217,17 @@ func runCrashCase(t *testing.T, tc crashCase, k int) int {
 	}
 	dead.Store(false)
 
+	// The crashed run's deployment is still RUNNING; its heartbeat would stop and the queue abort it.
+	running, err := env.b.ListDeployments(ctx, state.DeploymentFilter{Statuses: []state.DeploymentStatus{state.StatusRunning}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range running {
+		if _, err := env.b.UpdateDeployment(ctx, d.ID, state.Transition{From: []state.DeploymentStatus{state.StatusRunning},
+			To: state.StatusAborted, Error: "crashed", At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// Recovery, as the next run does it: settle what the crash left pending by reading the provider.
 	st, err := env.b.GetStack(ctx, "S")
 	if err != nil {

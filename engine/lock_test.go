@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -66,11 +65,6 @@ func TestLockStacksTakesOverStaleLocks(t *testing.T) {
 		if err := b.Lock(ctx, h); err != nil {
 			t.Fatal(err)
 		}
-		// Each crashed holder left its deployment RUNNING.
-		d := &state.Deployment{ID: "run-" + h.ID, Stack: h.Stack, Kind: state.KindDeploy, Status: state.StatusRunning, StartedAt: now}
-		if err := b.CreateDeployment(ctx, d); err != nil {
-			t.Fatal(err)
-		}
 	}
 	var took []string
 	release, err := engine.LockStacks(ctx, b, []string{"A", "B"}, state.LockInfo{ID: "me", Operation: "deploy", PID: os.Getpid()}, 0,
@@ -84,15 +78,6 @@ func TestLockStacksTakesOverStaleLocks(t *testing.T) {
 	}
 	if len(took) != 2 {
 		t.Errorf("took over %v, want both stale locks", took)
-	}
-	for _, h := range holders {
-		d, err := b.GetDeployment(ctx, "run-"+h.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Status != state.StatusAborted || !strings.Contains(d.Error, "lock was taken over") {
-			t.Errorf("dead run of %s: %s %q, want ABORTED saying its lock was taken over", h.Stack, d.Status, d.Error)
-		}
 	}
 	locks, _ := b.Locks(ctx)
 	for _, l := range locks {

@@ -87,7 +87,7 @@ func TestRefreshRecoversPendingOperations(t *testing.T) {
 	if len(events) != 7 {
 		t.Errorf("got %d events, want one per reconciled resource: %+v", len(events), events)
 	}
-	ds, _ := b.ListDeployments(ctx, "S", 0)
+	ds, _ := b.ListDeployments(ctx, state.DeploymentFilter{Stack: "S"})
 	if len(ds) != 1 || ds[0].Kind != state.KindRefresh || ds[0].Status != state.StatusCompleted {
 		t.Errorf("deployments = %+v, want one completed refresh", ds)
 	}
