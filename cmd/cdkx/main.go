@@ -9,12 +9,13 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/agent"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cancel"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deploy"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deployments"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/destroy"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/diff"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/history"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/importcmd"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/list"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/outputs"
@@ -50,7 +51,9 @@ func run(ctx context.Context) int {
 		list.NewCmdList(f, nil),
 		outputs.NewCmdOutputs(f, nil),
 		refresh.NewCmdRefresh(f, nil),
-		history.NewCmdHistory(f, nil),
+		deployments.NewCmdDeployments(f),
+		deployments.NewCmdList(f, "history"),
+		agent.NewCmdAgent(f),
 		importcmd.NewCmdImport(f, nil),
 		server.NewCmdServer(f, nil),
 		statecmd.NewCmdState(f),

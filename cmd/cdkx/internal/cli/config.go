@@ -35,6 +35,11 @@ type Config struct {
 	// ProviderConcurrency bounds the calls in flight to one provider, within Concurrency: cdkx.json's
 	// "concurrency": {"<provider>": N}, overridden by CDKX_CONCURRENCY_<PROVIDER>=N. Empty when unset.
 	ProviderConcurrency map[string]int
+	// RequireSecondPerson refuses an approval by the proposal's own author: cdkx.json's
+	// "approval": {"requireSecondPerson": true}.
+	RequireSecondPerson bool
+	// Passphrase seals and opens the sensitive values of deployment snapshots (CDKX_SECRETS_PASSPHRASE).
+	Passphrase string
 }
 
 // DefaultStatePath is the embedded SQLite state file, relative to the working directory.
@@ -84,6 +89,8 @@ func LoadConfig(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) 
 		c.App = file.app()
 	}
 	c.ProviderConcurrency = file.Concurrency
+	c.RequireSecondPerson = file.Approval.RequireSecondPerson
+	c.Passphrase = getenv("CDKX_SECRETS_PASSPHRASE")
 	for _, kv := range environ() {
 		name, value, _ := strings.Cut(kv, "=")
 		provider, ok := strings.CutPrefix(name, "CDKX_CONCURRENCY_")
@@ -106,10 +113,13 @@ func LoadConfig(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) 
 var environ = os.Environ
 
 // cdkxJSON is what cdkx reads of cdkx.json: {"app": "<command>", "output": "<dir>",
-// "concurrency": {"<provider>": N}}.
+// "concurrency": {"<provider>": N}, "approval": {"requireSecondPerson": bool}}.
 type cdkxJSON struct {
 	Output      string         `json:"output"`
 	Concurrency map[string]int `json:"concurrency"`
+	Approval    struct {
+		RequireSecondPerson bool `json:"requireSecondPerson"`
+	} `json:"approval"`
 }
 
 func (f cdkxJSON) app() string {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
@@ -52,8 +53,10 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &le):
+	case errors.As(err, &le), errors.As(err, new(*operation.QueueTimeoutError)):
 		return ExitLocked
+	case errors.As(err, new(*operation.AbortedError)):
+		return ExitInterrupted
 	case errors.Is(err, engine.ErrInterrupted), errors.Is(err, context.Canceled):
 		return ExitInterrupted
 	case errors.As(err, &fe):
@@ -73,5 +76,17 @@ func LockWaitNotice(io *IOStreams, cfg *Config) func(holder state.LockInfo, take
 			return
 		}
 		fmt.Fprintf(io.ErrOut, "Waiting up to %s for the lock of stack %s, held by %s\n", cfg.LockTimeout, holder.Stack, holder)
+	}
+}
+
+// QueueWaitNotice returns the operation.LockPolicy.Queued of the CLI: one line on stderr each time the
+// waiting deployment's place in its stack's queue changes (nothing with --json).
+func QueueWaitNotice(io *IOStreams, cfg *Config) func(*state.QueuedError) {
+	return func(q *state.QueuedError) {
+		if cfg.JSON {
+			return
+		}
+		fmt.Fprintf(io.ErrOut, "Waiting up to %s for the turn of deployment %s in the queue of stack %s: position %d, behind %s %s (%s, by %s)\n",
+			cfg.LockTimeout, q.ID, q.Stack, q.Position, q.Ahead.Kind, q.Ahead.ID, q.Ahead.Status, q.Ahead.CreatedBy)
 	}
 }

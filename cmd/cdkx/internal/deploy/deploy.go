@@ -11,6 +11,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
@@ -23,6 +24,10 @@ type Options struct {
 	Refresh bool
 	// NoRollback keeps the partial progress of a failed deploy (--no-rollback).
 	NoRollback bool
+	// NoWait only queues the deployments for an agent (--no-wait); Propose records them as proposals
+	// (--propose) with Message (--message).
+	NoWait, Propose bool
+	Message         string
 }
 
 // NewCmdDeploy returns the deploy command; runF replaces deployRun in tests.
@@ -45,9 +50,18 @@ ID leaves that resource and everything that depends on it alone, and wins over -
 left out get no provider call and no state change; resources gone from the assembly are deleted only
 when selected; a stack covered only partly keeps its recorded outputs.
 
-Exit codes: 0 ok, 1 error, 3 a stack is locked, 4 a resource failed, 130 interrupted.`,
+Each run is a deployment record per stack (cdkx deployments list). A deploy queues its deployments
+behind the stack's running and queued ones and runs them here when their turn comes, waiting up to
+--lock-timeout. --no-wait only queues them, for "cdkx agent"; --propose records them as proposals
+with their plan, for someone to approve (cdkx deployments approve ID --run): no provider is called
+and no place in the queue is taken. Deployments that run later keep sensitive values encrypted with
+CDKX_SECRETS_PASSPHRASE.
+
+Exit codes: 0 ok, 1 error, 3 a stack is locked or still queued, 4 a resource failed, 130
+interrupted or aborted.`,
 		Example: "  cdkx deploy\n  cdkx deploy App --concurrency 20\n  cdkx deploy --json > events.jsonl\n" +
-			"  cdkx deploy --target App/WwwRecordSet --exclude App/MailRecordSet",
+			"  cdkx deploy --target App/WwwRecordSet --exclude App/MailRecordSet\n" +
+			"  cdkx deploy --propose --message \"lower the TTL\" --json\n  cdkx deploy --no-wait --lock-timeout 10m",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {
@@ -63,6 +77,10 @@ Exit codes: 0 ok, 1 error, 3 a stack is locked, 4 a resource failed, 130 interru
 	opts.Register(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read every resource from its provider first, so that drift is corrected")
 	cmd.Flags().BoolVar(&opts.NoRollback, "no-rollback", false, "on a failure, keep what this run changed instead of rolling it back")
+	cmd.Flags().BoolVar(&opts.NoWait, "no-wait", false, "only queue the deployments (PENDING) for cdkx agent, print them and exit")
+	cmd.Flags().BoolVar(&opts.Propose, "propose", false, "record the deployments as proposals (PROPOSED) with their plan, print them and exit")
+	cmd.Flags().StringVar(&opts.Message, "message", "", "what the proposal is for (with --propose)")
+	cmd.MarkFlagsMutuallyExclusive("no-wait", "propose")
 	return cmd
 }
 
@@ -86,8 +104,25 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 			err = cerr
 		}
 	}()
+	env := project.Env(f, cfg, b, l.Registry)
+	if opts.Propose || opts.NoWait {
+		status := state.StatusPending
+		if opts.Propose {
+			status = state.StatusProposed
+		}
+		ds, _, err := operation.Record{Env: env, Assembly: l.Assembly, Graph: l.Graph, Selection: opts.Selection(stacks),
+			Status: status, Kind: state.KindDeploy, Message: opts.Message, Refresh: opts.Refresh, NoRollback: opts.NoRollback,
+			Passphrase: cfg.Passphrase,
+			OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
+				project.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was recorded")
+			}}.Run(ctx)
+		if err != nil {
+			return project.RunError(f, cfg, err)
+		}
+		return view.Recorded(f.IO.Out, cfg.JSON, ds)
+	}
 	start := f.Now()
-	d := operation.Deploy{Env: project.Env(f, cfg, b, l.Registry), Assembly: l.Assembly, Graph: l.Graph,
+	d := operation.Deploy{Passphrase: cfg.Passphrase, Env: env, Assembly: l.Assembly, Graph: l.Graph,
 		Selection: opts.Selection(stacks), Refresh: opts.Refresh, NoRollback: opts.NoRollback,
 		OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
 			project.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was deployed")

@@ -26,6 +26,8 @@ type Options struct {
 	DetailedExitCode bool
 	// Refresh reads every resource from its provider first (nothing is written) to show drift.
 	Refresh bool
+	// Record records the plan as deployments of kind plan (--record).
+	Record bool
 }
 
 // NewCmdDiff returns the diff command; runF replaces diffRun in tests.
@@ -55,6 +57,7 @@ With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 
 	}
 	opts.Register(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.DetailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes")
+	cmd.Flags().BoolVar(&opts.Record, "record", false, "record the plan as a deployment of kind plan per stack (it takes its turn in the stack's queue)")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read every resource from its provider first and show drift (nothing is written)")
 	return cmd
 }
@@ -91,6 +94,16 @@ func diffRun(ctx context.Context, opts *Options) error {
 	project.ShowPlanDiagnostics(f, cfg, plan, ds, "fix them and run diff again")
 	if plan == nil {
 		return &cli.ExitError{Code: cli.ExitErr}
+	}
+	if opts.Record {
+		recorded, _, err := project.Env(f, cfg, b, l.Registry).RecordPlan(ctx, operation.Record{Assembly: l.Assembly,
+			Graph: l.Graph, Selection: opts.Selection(stacks), Passphrase: cfg.Passphrase})
+		if err != nil {
+			return project.RunError(f, cfg, err)
+		}
+		for _, d := range recorded {
+			fmt.Fprintf(f.IO.ErrOut, "Recorded plan deployment %s of stack %s (%s)\n", d.ID, d.Stack, d.Status)
+		}
 	}
 	if cfg.JSON {
 		if err := json.NewEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {

@@ -19,7 +19,8 @@ import (
 func Env(f *cli.Factory, cfg *cli.Config, b state.Backend, reg *engine.Registry) operation.Env {
 	env := operation.Env{Backend: b, Providers: reg, Now: f.Now, Ticker: f.Ticker,
 		Concurrency: cfg.Concurrency, ProviderConcurrency: cfg.ProviderConcurrency,
-		Lock:      operation.LockPolicy{Holder: cli.LockHolder(), Timeout: cfg.LockTimeout, Notify: cli.LockWaitNotice(f.IO, cfg)},
+		Lock: operation.LockPolicy{Holder: cli.LockHolder(), Timeout: cfg.LockTimeout, Notify: cli.LockWaitNotice(f.IO, cfg),
+			Queued: cli.QueueWaitNotice(f.IO, cfg)},
 		CreatedBy: cli.CreatedBy(), Version: f.Version,
 		NewView: func(stacks, types, ids []string) operation.View { return Events(f, cfg, stacks, types, ids) },
 	}
@@ -62,6 +63,8 @@ func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
 		return nil
 	case errors.As(err, &le):
 		return &cli.ExitError{Code: cli.ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
+	case errors.As(err, new(*operation.QueueTimeoutError)):
+		return &cli.ExitError{Code: cli.ExitLocked, Err: err}
 	case errors.As(err, &pe):
 		return &cli.ExitError{Code: cli.ExitErr}
 	case errors.As(err, &se):

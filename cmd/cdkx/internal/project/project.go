@@ -11,6 +11,7 @@ import (
 
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/planner"
 )
@@ -25,20 +26,7 @@ func Load(dir string, reg *engine.Registry) (*assembly.Assembly, *planner.Graph,
 		ds.Sort()
 		return nil, nil, ds
 	}
-	ds = append(ds, assembly.Validate(a, reg.Schema)...)
-	assembly.Imply(a, reg.Schema)
-	// Cycles are found in the same pass: the graph skips references the checks above reported.
-	all := make([]string, len(a.Stacks))
-	for i, s := range a.Stacks {
-		all[i] = s.ID
-	}
-	g, gds := planner.BuildGraph(a, all)
-	ds = append(ds, gds...)
-	ds.Sort()
-	if ds.HasErrors() {
-		return nil, nil, ds
-	}
-	return a, g, ds
+	return operation.Validate(a, ds, reg)
 }
 
 // SelectStacks returns the stacks named (all when names is empty) plus, unless exclusively, every stack

@@ -1,0 +1,441 @@
+// Package deployments implements `cdkx deployments`: list, show, approve, reject, abort, run, compare and
+// redeploy deployment records (Massdriver's model), and `cdkx history`, its short form.
+package deployments
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// session is what a subcommand works with: the configuration and the open backend.
+type session struct {
+	f   *cli.Factory
+	cfg *cli.Config
+	b   state.Backend
+}
+
+// with loads the configuration, opens the backend, runs do and closes the backend.
+func with(cmd *cobra.Command, f *cli.Factory, do func(ctx context.Context, s *session) error) (err error) {
+	cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+	if err != nil {
+		return err
+	}
+	b, err := f.OpenBackend(cmd.Context(), cfg.State)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := b.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	return do(cmd.Context(), &session{f: f, cfg: cfg, b: b})
+}
+
+// NewCmdDeployments returns the deployments command and its subcommands.
+func NewCmdDeployments(f *cli.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "deployments",
+		Short: "List, approve, reject, abort, run, compare and redeploy deployments",
+		Long: `Every deploy, destroy, refresh, import and recorded plan is a deployment: a record of what it runs
+(a snapshot of the assembly and its plan), who created, approved, rejected or aborted it, and how it
+ended. Each stack has one queue: PENDING and APPROVED deployments run one at a time in creation order;
+PROPOSED ones wait for approval and hold no place.
+
+Statuses: PROPOSED → APPROVED | REJECTED; PENDING | APPROVED → RUNNING → COMPLETED | FAILED;
+PENDING | APPROVED | RUNNING → ABORTED. COMPLETED, FAILED, REJECTED and ABORTED are final.`,
+		Example: "  cdkx deploy --propose --message \"lower the TTL\"\n  cdkx deployments list --status PROPOSED\n" +
+			"  cdkx deployments approve 6f1c… --run\n  cdkx deployments compare 6f1c… 9a2b… --json",
+	}
+	cmd.AddCommand(NewCmdList(f, "list"), newCmdShow(f), newCmdApprove(f), newCmdReject(f), newCmdAbort(f),
+		newCmdRun(f), newCmdCompare(f), newCmdRedeploy(f))
+	return cmd
+}
+
+// NewCmdList returns `deployments list`, or `history` (its short form) when use is "history".
+func NewCmdList(f *cli.Factory, use string) *cobra.Command {
+	var stack, status string
+	var limit int
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: "List deployments, newest first",
+		Long: `List prints the deployment records newest first: ID, stack, kind, status, creation time, duration,
+plan (+create ~update ±replace -delete), resulting state version and who created it. With --json, a
+JSON array of the records (as "deployments show --json" prints them, without events).`,
+		Example: "  cdkx " + use + "\n  cdkx " + use + " --stack App --status PENDING,RUNNING --json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			filter := state.DeploymentFilter{Stack: stack, Limit: limit}
+			for _, s := range strings.Split(status, ",") {
+				if s = strings.ToUpper(strings.TrimSpace(s)); s != "" {
+					if !validStatus(s) {
+						return fmt.Errorf("--status %q: not a status; use PROPOSED, APPROVED, REJECTED, PENDING, RUNNING, COMPLETED, FAILED or ABORTED (comma-separated)", s)
+					}
+					filter.Statuses = append(filter.Statuses, state.DeploymentStatus(s))
+				}
+			}
+			return with(cmd, f, func(ctx context.Context, s *session) error {
+				ds, err := s.b.ListDeployments(ctx, filter)
+				if err != nil {
+					return err
+				}
+				return view.Deployments(f.IO.Out, s.cfg.JSON, ds)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&stack, "stack", "", "only this stack's deployments")
+	cmd.Flags().StringVar(&status, "status", "", "only deployments in these statuses (comma-separated)")
+	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many deployments (0: all)")
+	return cmd
+}
+
+func validStatus(s string) bool {
+	switch state.DeploymentStatus(s) {
+	case state.StatusProposed, state.StatusApproved, state.StatusRejected, state.StatusPending, state.StatusRunning,
+		state.StatusCompleted, state.StatusFailed, state.StatusAborted:
+		return true
+	}
+	return false
+}
+
+func newCmdShow(f *cli.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show a deployment: its record, plan and events",
+		Example: "  cdkx deployments show 6f1c…\n  cdkx deployments show 6f1c… --json | jq .status",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(cmd, f, func(ctx context.Context, s *session) error {
+				d, err := get(ctx, s.b, args[0])
+				if err != nil {
+					return err
+				}
+				events, err := s.b.Events(ctx, d.ID)
+				if err != nil {
+					return err
+				}
+				d.Snapshot = nil
+				return view.Deployment(f.IO.Out, s.cfg.JSON, d, events)
+			})
+		},
+	}
+}
+
+// get reads a deployment; absent is a clear error.
+func get(ctx context.Context, b state.Backend, id string) (*state.Deployment, error) {
+	d, err := b.GetDeployment(ctx, id)
+	if errors.Is(err, state.ErrNotFound) {
+		return nil, fmt.Errorf("no deployment %q; list them with cdkx deployments list", id)
+	}
+	return d, err
+}
+
+// transition applies t to each of ids and prints each result; the first error is returned after all.
+func (s *session) transition(ctx context.Context, ids []string, t state.Transition, check func(*state.Deployment) error) error {
+	var first error
+	for _, id := range ids {
+		d, err := get(ctx, s.b, id)
+		if err == nil && check != nil {
+			err = check(d)
+		}
+		if err == nil {
+			t.At = s.f.Now().UTC()
+			d, err = s.b.UpdateDeployment(ctx, id, t)
+		}
+		if err != nil {
+			fmt.Fprintf(s.f.IO.ErrOut, "error: %v\n", err)
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		if err := s.print(d); err != nil {
+			return err
+		}
+	}
+	if first != nil {
+		return &cli.ExitError{Code: cli.ExitErr}
+	}
+	return nil
+}
+
+// print shows one deployment after a change: its JSON record with --json, else one line.
+func (s *session) print(d *state.Deployment) error {
+	d.Snapshot = nil
+	if s.cfg.JSON {
+		return json.NewEncoder(s.f.IO.Out).Encode(view.DeploymentOf(d, nil))
+	}
+	fmt.Fprintf(s.f.IO.Out, "%s %s of stack %s\n", d.Status, d.ID, d.Stack)
+	return nil
+}
+
+func newCmdApprove(f *cli.Factory) *cobra.Command {
+	var run, replan bool
+	cmd := &cobra.Command{
+		Use:   "approve ID...",
+		Short: "Approve proposed deployments (with --run, run them here when their turn comes)",
+		Long: `Approve moves PROPOSED deployments to APPROVED: each joins its stack's queue, in creation order, for
+an agent (cdkx agent) or for this command with --run, which waits for its turn (up to
+--lock-timeout) and runs it from its snapshot with this machine's provider credentials. A deployment
+whose stack moved since it was planned is refused as stale when its plan now differs, unless
+--replan. With "approval": {"requireSecondPerson": true} in cdkx.json (or the state service's
+setting), the proposer cannot approve their own proposal.`,
+		Example: "  cdkx deployments approve 6f1c…\n  cdkx deployments approve 6f1c… --run --lock-timeout 10m",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(cmd, f, func(ctx context.Context, s *session) error {
+				by := cli.CreatedBy()
+				err := s.transition(ctx, args, state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: by},
+					func(d *state.Deployment) error {
+						if s.cfg.RequireSecondPerson && d.CreatedBy == by {
+							return fmt.Errorf("deployment %s was proposed by %s: cdkx.json requires a second person to approve it", d.ID, by)
+						}
+						return nil
+					})
+				if err != nil || !run {
+					return err
+				}
+				for _, id := range args {
+					if err := s.run(ctx, id, replan); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&run, "run", false, "run the approved deployments here when their turn comes")
+	cmd.Flags().BoolVar(&replan, "replan", false, "with --run: apply the new plan even if the stack moved and the plan differs from the approved one")
+	return cmd
+}
+
+func newCmdReject(f *cli.Factory) *cobra.Command {
+	var message string
+	cmd := &cobra.Command{
+		Use:     "reject ID...",
+		Short:   "Reject proposed deployments (final: they never run)",
+		Example: "  cdkx deployments reject 6f1c… --message \"wrong zone\"",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(cmd, f, func(ctx context.Context, s *session) error {
+				why := "rejected"
+				if message != "" {
+					why = "rejected: " + message
+				}
+				return s.transition(ctx, args, state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusRejected,
+					By: cli.CreatedBy(), Error: why}, nil)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&message, "message", "", "why it was rejected")
+	return cmd
+}
+
+func newCmdAbort(f *cli.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "abort ID...",
+		Short: "Abort queued or running deployments (nothing is rolled back)",
+		Long: `Abort ends PENDING and APPROVED deployments at once (ABORTED). A RUNNING deployment is asked to stop:
+its process starts no new step within a second, lets the provider calls in flight finish and records
+them, then records it ABORTED and exits 130. ABORTED is not undo: what ran stays; the next deploy
+converges.`,
+		Example: "  cdkx deployments abort 6f1c…",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(cmd, f, func(ctx context.Context, s *session) error {
+				var first error
+				for _, id := range args {
+					d, err := s.b.UpdateDeployment(ctx, id, state.Transition{From: []state.DeploymentStatus{state.StatusPending, state.StatusApproved},
+						To: state.StatusAborted, By: cli.CreatedBy(), Error: "aborted by " + cli.CreatedBy(), At: f.Now().UTC()})
+					var te *state.TransitionError
+					if errors.As(err, &te) && te.Status == state.StatusRunning {
+						d, err = s.b.RequestAbort(ctx, id, cli.CreatedBy(), f.Now().UTC())
+						if err == nil && !s.cfg.JSON {
+							fmt.Fprintf(f.IO.ErrOut, "Asked the runner of %s (%s) to stop: it starts no new step and records the deployment ABORTED once its calls in flight finish.\n", id, d.Runner)
+						}
+					}
+					if errors.Is(err, state.ErrNotFound) {
+						err = fmt.Errorf("no deployment %q; list them with cdkx deployments list", id)
+					}
+					if err != nil {
+						fmt.Fprintf(f.IO.ErrOut, "error: %v\n", err)
+						if first == nil {
+							first = err
+						}
+						continue
+					}
+					if err := s.print(d); err != nil {
+						return err
+					}
+				}
+				if first != nil {
+					return &cli.ExitError{Code: cli.ExitErr}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func newCmdRun(f *cli.Factory) *cobra.Command {
+	var replan bool
+	cmd := &cobra.Command{
+		Use:   "run ID",
+		Short: "Run an approved or queued deployment here when its turn comes",
+		Long: `Run waits for the deployment's turn in its stack's queue (up to --lock-timeout) and runs it from its
+snapshot, with this machine's provider credentials (and CDKX_SECRETS_PASSPHRASE when it holds
+encrypted values). A deployment in a final status is refused.`,
+		Example: "  cdkx deployments run 6f1c… --lock-timeout 10m",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(cmd, f, func(ctx context.Context, s *session) error { return s.run(ctx, args[0], replan) })
+		},
+	}
+	cmd.Flags().BoolVar(&replan, "replan", false, "apply the new plan even if the stack moved and the plan differs from the approved one")
+	return cmd
+}
+
+// run runs a stored deployment here and renders it like a deploy.
+func (s *session) run(ctx context.Context, id string, replan bool) error {
+	d, err := get(ctx, s.b, id)
+	if err != nil {
+		return err
+	}
+	if d.Status == state.StatusProposed {
+		return fmt.Errorf("deployment %s is PROPOSED: approve it first (cdkx deployments approve %s --run)", d.ID, d.ID)
+	}
+	reg := s.f.Providers()
+	start := s.f.Now()
+	res, plan, err := operation.RunDeployment{Env: project.Env(s.f, s.cfg, s.b, reg), Deployment: d, Replan: replan,
+		Passphrase: s.cfg.Passphrase, Notify: cli.QueueWaitNotice(s.f.IO, s.cfg),
+		OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
+			project.ShowPlanDiagnostics(s.f, s.cfg, p, ds, "nothing was deployed")
+		}}.Run(ctx)
+	if err != nil && res == nil {
+		return project.RunError(s.f, s.cfg, err)
+	}
+	return project.Finish(s.f, s.cfg, "deploy", res, s.f.Now().Sub(start), outputsOf(res, plan))
+}
+
+// outputsOf returns the outputs of the plan's stacks after the run.
+func outputsOf(res *engine.Result, plan *planner.Plan) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	if res == nil || plan == nil {
+		return out
+	}
+	for _, name := range plan.Stacks {
+		if st := res.Stacks[name]; st != nil && len(st.Outputs) > 0 {
+			out[name] = st.Outputs
+		}
+	}
+	return out
+}
+
+func newCmdCompare(f *cli.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "compare A B",
+		Short: "Compare the snapshots of two deployments, property by property",
+		Long: `Compare lists what differs between the snapshots of deployments A and B, resource by resource: each
+changed property as "properties.<name>" (nested: "properties.records[0]"), a changed type, provider or
+dependsOn, and resources only in one of them. Encrypted values are compared when
+CDKX_SECRETS_PASSPHRASE opens them. With --json: {"changes": [{"resource", "path", "from", "to"}, …]}.`,
+		Example: "  cdkx deployments compare 6f1c… 9a2b…\n  cdkx deployments compare 6f1c… 9a2b… --json",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(cmd, f, func(ctx context.Context, s *session) error {
+				a, err := get(ctx, s.b, args[0])
+				if err != nil {
+					return err
+				}
+				b, err := get(ctx, s.b, args[1])
+				if err != nil {
+					return err
+				}
+				changes, hidden, err := operation.Compare(a, b, s.cfg.Passphrase)
+				if err != nil {
+					return err
+				}
+				if hidden {
+					fmt.Fprintln(f.IO.ErrOut, "Note: encrypted values were not compared; set CDKX_SECRETS_PASSPHRASE to compare them.")
+				}
+				if s.cfg.JSON {
+					return json.NewEncoder(f.IO.Out).Encode(map[string]any{"changes": changes})
+				}
+				if len(changes) == 0 {
+					fmt.Fprintln(f.IO.Out, "The two snapshots are the same.")
+					return nil
+				}
+				for _, c := range changes {
+					switch {
+					case c.Path == "" && c.From == nil:
+						fmt.Fprintf(f.IO.Out, "+ %s (only in %s)\n", c.Resource, b.ID)
+					case c.Path == "":
+						fmt.Fprintf(f.IO.Out, "- %s (only in %s)\n", c.Resource, a.ID)
+					default:
+						fmt.Fprintf(f.IO.Out, "~ %s %s: %s → %s\n", c.Resource, c.Path, show(c.From), show(c.To))
+					}
+				}
+				return nil
+			})
+		},
+	}
+}
+
+func show(v any) string {
+	if v == nil {
+		return "(absent)"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return view.Sanitize(string(b))
+}
+
+func newCmdRedeploy(f *cli.Factory) *cobra.Command {
+	var message string
+	cmd := &cobra.Command{
+		Use:   "redeploy ID",
+		Short: "Propose again the snapshot of a past completed deployment (how a team reverts)",
+		Long: `Redeploy records a new PROPOSED deployment with the snapshot of a COMPLETED one, planned against the
+stack's current state: approving and running it brings the stack back to what that deployment
+deployed.`,
+		Example: "  cdkx deployments redeploy 6f1c… --message \"revert the TTL change\"",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return with(cmd, f, func(ctx context.Context, s *session) error {
+				d, err := get(ctx, s.b, args[0])
+				if err != nil {
+					return err
+				}
+				if d.Status != state.StatusCompleted || d.Kind != state.KindDeploy {
+					return fmt.Errorf("deployment %s is a %s %s: only a COMPLETED deploy can be redeployed", d.ID, d.Status, d.Kind)
+				}
+				if message == "" {
+					message = "redeploy of " + d.ID
+				}
+				rec, err := operation.Redeploy(ctx, project.Env(s.f, s.cfg, s.b, s.f.Providers()), d, s.cfg.Passphrase, message)
+				if err != nil {
+					return err
+				}
+				return view.Recorded(f.IO.Out, s.cfg.JSON, rec)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&message, "message", "", "what the new proposal is for (default: redeploy of ID)")
+	return cmd
+}

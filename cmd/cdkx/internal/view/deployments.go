@@ -1,0 +1,185 @@
+package view
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// PlanCounts is the plan of a deployment as scripts read it: {"create", "update", "replace", "delete"}.
+type PlanCounts struct {
+	Create  int `json:"create"`
+	Update  int `json:"update"`
+	Replace int `json:"replace"`
+	Delete  int `json:"delete"`
+}
+
+func countsOf(p *state.Plan) PlanCounts {
+	if p == nil {
+		return PlanCounts{}
+	}
+	return PlanCounts{p.Create, p.Update, p.Replace, p.Delete}
+}
+
+// RecordedJSON is what deploy --propose and --no-wait print per stack with --json.
+type RecordedJSON struct {
+	ID     string                 `json:"id"`
+	Stack  string                 `json:"stack"`
+	Status state.DeploymentStatus `json:"status"`
+	Plan   PlanCounts             `json:"plan"`
+}
+
+// Recorded prints the deployments just recorded: one JSON object per line with asJSON, else one line each.
+func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment) error {
+	enc := json.NewEncoder(w)
+	for _, d := range ds {
+		c := countsOf(d.Plan)
+		if asJSON {
+			if err := enc.Encode(RecordedJSON{ID: d.ID, Stack: d.Stack, Status: d.Status, Plan: c}); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(w, "%s %s of stack %s: %d to create, %d to update, %d to replace, %d to delete\n",
+			d.Status, d.ID, d.Stack, c.Create, c.Update, c.Replace, c.Delete)
+	}
+	return nil
+}
+
+// DeploymentJSON is a deployment record as `deployments show --json` and `list --json` print it. Times
+// are RFC 3339 (UTC); those not reached yet are null; Events only in show.
+type DeploymentJSON struct {
+	ID           string                 `json:"id"`
+	Stack        string                 `json:"stack"`
+	Kind         state.DeploymentKind   `json:"kind"`
+	Status       state.DeploymentStatus `json:"status"`
+	Message      string                 `json:"message"`
+	CreatedBy    string                 `json:"createdBy"`
+	ApprovedBy   string                 `json:"approvedBy"`
+	RejectedBy   string                 `json:"rejectedBy"`
+	AbortedBy    string                 `json:"abortedBy"`
+	CreatedAt    *time.Time             `json:"createdAt"`
+	StartedAt    *time.Time             `json:"startedAt"`
+	FinishedAt   *time.Time             `json:"finishedAt"`
+	Plan         *state.Plan            `json:"plan"`
+	SnapshotHash string                 `json:"snapshotHash"`
+	StateVersion int64                  `json:"stateVersion"`
+	Version      int64                  `json:"version"`
+	CdkxVersion  string                 `json:"cdkxVersion"`
+	Runner       string                 `json:"runner"`
+	Error        string                 `json:"error"`
+	Events       []state.Event          `json:"events,omitempty"`
+}
+
+func timeOrNil(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// DeploymentOf returns d as printed in JSON, with events when not nil.
+func DeploymentOf(d *state.Deployment, events []state.Event) DeploymentJSON {
+	out := DeploymentJSON{ID: d.ID, Stack: d.Stack, Kind: d.Kind, Status: d.Status, Message: d.Message,
+		CreatedBy: d.CreatedBy, ApprovedBy: d.ApprovedBy, RejectedBy: d.RejectedBy, AbortedBy: d.AbortedBy,
+		CreatedAt: timeOrNil(d.CreatedAt), StartedAt: timeOrNil(d.StartedAt), FinishedAt: timeOrNil(d.FinishedAt),
+		Plan: d.Plan, SnapshotHash: d.SnapshotHash, StateVersion: d.StateVersion, Version: d.Version,
+		CdkxVersion: d.CdkxVersion, Runner: d.Runner, Error: d.Error, Events: events}
+	if events != nil && out.Events == nil {
+		out.Events = []state.Event{}
+	}
+	return out
+}
+
+// Deployments prints a list of deployments: a JSON array with asJSON, else a table.
+func Deployments(w io.Writer, asJSON bool, ds []state.Deployment) error {
+	if asJSON {
+		out := make([]DeploymentJSON, 0, len(ds))
+		for i := range ds {
+			out = append(out, DeploymentOf(&ds[i], nil))
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTACK\tKIND\tSTATUS\tCREATED\tDURATION\tPLAN\tVERSION\tBY")
+	for _, d := range ds {
+		dur := "-"
+		if !d.FinishedAt.IsZero() && !d.StartedAt.IsZero() {
+			dur = d.FinishedAt.Sub(d.StartedAt).Round(time.Millisecond).String()
+		}
+		plan := "-"
+		if d.Plan != nil {
+			plan = fmt.Sprintf("+%d ~%d ±%d -%d", d.Plan.Create, d.Plan.Update, d.Plan.Replace, d.Plan.Delete)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", d.ID, d.Stack, d.Kind, d.Status,
+			d.CreatedAt.UTC().Format(time.RFC3339), dur, plan, d.Version, d.CreatedBy)
+	}
+	return tw.Flush()
+}
+
+// Deployment prints one deployment and its events: JSON with asJSON, else a readable block.
+func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Event) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(DeploymentOf(d, events))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+		}
+	}
+	ts := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339)
+	}
+	row("Deployment", d.ID)
+	row("Stack", d.Stack)
+	row("Kind", string(d.Kind))
+	row("Status", string(d.Status))
+	row("Message", d.Message)
+	row("Created", ts(d.CreatedAt)+" by "+d.CreatedBy)
+	row("Approved by", d.ApprovedBy)
+	row("Rejected by", d.RejectedBy)
+	row("Aborted by", d.AbortedBy)
+	row("Started", ts(d.StartedAt))
+	row("Finished", ts(d.FinishedAt))
+	row("Planned at", fmt.Sprintf("state version %d", d.StateVersion))
+	row("Snapshot", d.SnapshotHash)
+	row("Error", d.Error)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if d.Plan != nil {
+		fmt.Fprintf(w, "\nPlan: %d to create, %d to update, %d to replace, %d to delete\n", d.Plan.Create, d.Plan.Update, d.Plan.Replace, d.Plan.Delete)
+		for _, s := range d.Plan.Steps {
+			fmt.Fprintf(w, "  %-8s %s (%s)", s.Op, s.Resource, s.Type)
+			for i, p := range s.Paths {
+				if i == 0 {
+					fmt.Fprint(w, ":")
+				}
+				fmt.Fprint(w, " "+p)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(events) > 0 {
+		fmt.Fprintln(w, "\nEvents:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, e := range events {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format("15:04:05.000"), e.LogicalID, e.Type, e.Status, Sanitize(e.Reason))
+		}
+		return tw.Flush()
+	}
+	return nil
+}
