@@ -16,6 +16,9 @@ upper case with dashes as underscores. Flags win over the environment.
   CDKX_JSON           JSON lines on stdout (--json)
   CDKX_NO_COLOR       no colours (--no-color)
   NO_COLOR            no colours, as https://no-color.org says
+  CDKX_SECRETS_PASSPHRASE  encrypts the sensitive (write-only) values of deployment snapshots that run
+                      later (deploy --propose, --no-wait) and opens them to run (approve --run, run,
+                      agent); never stored
   CLICOLOR_FORCE      colours even when stderr is not a terminal
   CI                  when set: no prompts, no live rendering (plain rows, RFC3339 times)
 
