@@ -109,7 +109,7 @@ func TestStacks(t *testing.T) {
 	code, body = e.do("DELETE", "/api/stacks/org/proj/dev", e.token, nil)
 	var er errorResponse
 	decode(t, body, &er)
-	if want := (errorResponse{400, "Bad Request: Stack still contains resources."}); code != 400 || er != want {
+	if want := (errorResponse{Code: 400, Message: "Bad Request: Stack still contains resources."}); code != 400 || er != want {
 		t.Errorf("DELETE with resources = %d %+v, want %+v", code, er, want)
 	}
 	e.must(204, "DELETE", "/api/stacks/org/proj/dev?force=true", e.token, nil)
@@ -264,7 +264,7 @@ func TestExecutionErrors(t *testing.T) {
 		code, body := e.do(c.method, c.path, lease, c.body)
 		var er errorResponse
 		decode(t, body, &er)
-		if want := (errorResponse{403, "The provided update token has expired"}); code != 403 || er != want {
+		if want := (errorResponse{Code: 403, Message: "The provided update token has expired"}); code != 403 || er != want {
 			t.Errorf("%s %s with an expired lease = %d %+v, want %+v", c.method, c.path, code, er, want)
 		}
 		if diff := cmp.Diff(before, e.snapshot("dev")); diff != "" {

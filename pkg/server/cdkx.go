@@ -8,11 +8,47 @@ package server
 //     with the cdkx deployment events that came with it, in one transaction.
 //   GET   /api/cdkx/{org}/{project}/locks[?stack=S]                 (API token)
 //     → {"locks": [activeUpdate…]}: the active updates, with the cdkx lock holder each was created for.
-//   POST  /api/cdkx/{org}/{project}/deployments                     (API token)  state.Deployment → 204
-//   PATCH /api/cdkx/{org}/{project}/deployments/{id}                (API token)  finish → 204
-//   GET   /api/cdkx/{org}/{project}/deployments[?stack=S&limit=N]   (API token)
-//   GET   /api/cdkx/{org}/{project}/deployments/{id}                (API token)
-//   GET   /api/cdkx/{org}/{project}/deployments/{id}/events         (API token)
+//
+// The deployment queue (deployments.go), all with an API token: the caller is the token's name, recorded
+// as createdBy, approvedBy, rejectedBy or abortedBy whatever the body says; claims, heartbeats and the
+// abort of dead waiters use the server's clock (times in bodies are informational). D is a
+// pkg/state.Deployment as JSON; lists and most answers leave its snapshot out. Errors are the usual
+// {"code", "message"}; a 409 of the queue adds "queued": {"id", "stack", "position", "ahead": D} (the
+// deployment is not at the head of its stack's queue: state.QueuedError) or "transition": {"id",
+// "status", "to"} (its status does not allow the change: state.TransitionError). 404: no such
+// deployment (or stack) in the project. POST and PATCH requests may carry an Idempotency-Key header: a
+// retry with the same key gets the first answer again (idempotency.go).
+//
+//   POST  /api/cdkx/{org}/{project}/deployments
+//     {"deployments": [D…]} → {"deployments": [D…]}: creates them all or none, in one transaction, at
+//     the tail of their stacks' queues, with seq increasing in the order given (across every stack of the
+//     server); status PROPOSED, PENDING or APPROVED (400 otherwise; 403 APPROVED under
+//     RequireSecondPerson); an existing ID is a 409; a stack that does not exist a 404; createdAt is
+//     kept when set, else now; a non-zero heartbeatAt becomes now (a waiting process is attached).
+//   POST  /api/cdkx/{org}/{project}/deployments/claim
+//     {"ids": [ID…], "runner": R} → {"deployments": [D…]} (RUNNING), all or none, after aborting the dead
+//     waiters of their stacks; 409 queued or transition.
+//   POST  /api/cdkx/{org}/{project}/deployments/claim-next
+//     {"stacks": [S…], "runner": R} → D with its snapshot, the oldest head of a queue of those stacks
+//     (every stack when empty) that is APPROVED, or PENDING with no heartbeat, on a stack with nothing
+//     RUNNING, now RUNNING; 204 when there is none.
+//   POST  /api/cdkx/{org}/{project}/deployments/heartbeat
+//     {"ids": [ID…]} → {"deployments": [D…]}: heartbeatAt = now for the PENDING, APPROVED and RUNNING
+//     ones; every one of ids that exists is answered, in seq order.
+//   POST  /api/cdkx/{org}/{project}/deployments/{id}/transition
+//     {"from": [STATUS…], "to": STATUS, "error": E, "at": T} → D: a compare-and-set of the status (not to
+//     RUNNING: 400; never out of a terminal status); finishedAt = at (now when absent) when to is
+//     terminal; 403 when approving one the caller created under RequireSecondPerson.
+//   POST  /api/cdkx/{org}/{project}/deployments/{id}/abort
+//     {} → D: asks the runner of a RUNNING deployment to stop (abortedBy = caller; status unchanged);
+//     409 transition when it is not RUNNING.
+//   PATCH /api/cdkx/{org}/{project}/deployments/{id}
+//     {"status", "finishedAt", "version", "error"} → D: finishes a RUNNING deployment (status COMPLETED,
+//     FAILED or ABORTED); 409 transition otherwise.
+//   GET   /api/cdkx/{org}/{project}/deployments[?stack=S&status=A,B&limit=N]
+//     → {"deployments": [D…]}, newest (highest seq) first, without snapshots.
+//   GET   /api/cdkx/{org}/{project}/deployments/{id}                → D with its snapshot.
+//   GET   /api/cdkx/{org}/{project}/deployments/{id}/events         → {"events": [state.Event…]}.
 //
 // The cdkx CLI creates updates with a "cdkxLock" object (pkg/state.LockInfo) in the
 // UpdateProgramRequest, which the server keeps with the update; renew_lease takes an optional
@@ -23,7 +59,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -210,138 +245,4 @@ ORDER BY s.name`, r.PathValue("org"), r.PathValue("project"), r.URL.Query().Get(
 		return nil, err
 	}
 	return map[string]any{"locks": locks}, nil
-}
-
-// projectStack returns the row ID of stack in the request's org and project; 404 when it does not exist.
-func projectStack(ctx context.Context, tx pgx.Tx, r *http.Request, stack string) (int64, error) {
-	var id int64
-	err := tx.QueryRow(ctx, `SELECT id FROM svc_stacks WHERE org = $1 AND project = $2 AND name = $3`,
-		r.PathValue("org"), r.PathValue("project"), stack).Scan(&id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found; create it first", r.PathValue("org"), r.PathValue("project"), stack)
-	}
-	return id, err
-}
-
-func (s *Server) createDeployment(r *http.Request, c *call) (any, error) {
-	var d state.Deployment
-	if _, err := s.decodeBody(r, &d, false); err != nil {
-		return nil, err
-	}
-	if d.ID == "" || d.Stack == "" || d.Kind == "" || d.Status == "" {
-		return nil, errorf(http.StatusBadRequest, "Bad Request: a deployment needs id, stack, kind and status")
-	}
-	snapshot := d.Snapshot
-	d.Snapshot = nil
-	record, err := json.Marshal(d)
-	if err != nil {
-		return nil, err
-	}
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
-		stackID, err := projectStack(r.Context(), tx, r, d.Stack)
-		if err != nil {
-			return err
-		}
-		_, err = tx.Exec(r.Context(), `INSERT INTO svc_deployments (id, stack_id, record, snapshot, started_at) VALUES ($1, $2, $3, $4, $5)`,
-			d.ID, stackID, record, snapshot, d.StartedAt)
-		if pgCode(err) == codeUniqueViolation {
-			return errorf(http.StatusConflict, "Conflict: deployment %s already exists", d.ID)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return noContent{}, nil
-}
-
-// finishRequest is the body of PATCH …/deployments/{id}.
-type finishRequest struct {
-	Status     string    `json:"status"`
-	FinishedAt time.Time `json:"finishedAt"`
-	Version    int64     `json:"version"`
-	Error      string    `json:"error"`
-}
-
-func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
-	var f finishRequest
-	if _, err := s.decodeBody(r, &f, false); err != nil {
-		return nil, err
-	}
-	if f.Status == "" {
-		return nil, errorf(http.StatusBadRequest, "Bad Request: finishing a deployment needs a status")
-	}
-	patch, err := json.Marshal(map[string]any{"status": f.Status, "finishedAt": f.FinishedAt, "version": f.Version, "error": f.Error})
-	if err != nil {
-		return nil, err
-	}
-	tag, err := s.pool.Exec(r.Context(), `UPDATE svc_deployments d SET record = d.record || $4::jsonb FROM svc_stacks s
-WHERE d.id = $3 AND s.id = d.stack_id AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.PathValue("project"), r.PathValue("id"), patch)
-	if err != nil {
-		return nil, err
-	}
-	if tag.RowsAffected() == 0 {
-		return nil, errorf(http.StatusNotFound, "Not Found: deployment %s not found", r.PathValue("id"))
-	}
-	return noContent{}, nil
-}
-
-func (s *Server) listDeployments(r *http.Request, c *call) (any, error) {
-	q := r.URL.Query()
-	limit := 0
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 0 {
-			return nil, errorf(http.StatusBadRequest, "Bad Request: limit %q is not a number of 0 or more", l)
-		}
-		limit = n
-	}
-	rows, err := s.pool.Query(r.Context(), `SELECT d.record FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE s.org = $1 AND s.project = $2 AND ($3 = '' OR s.name = $3)
-ORDER BY d.started_at DESC, d.id DESC LIMIT CASE WHEN $4 > 0 THEN $4 END`, r.PathValue("org"), r.PathValue("project"), q.Get("stack"), limit)
-	if err != nil {
-		return nil, err
-	}
-	records, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
-	if err != nil {
-		return nil, err
-	}
-	if records == nil {
-		records = []json.RawMessage{}
-	}
-	return map[string]any{"deployments": records}, nil
-}
-
-func (s *Server) getDeployment(r *http.Request, c *call) (any, error) {
-	var d state.Deployment
-	var record, snapshot []byte
-	err := s.pool.QueryRow(r.Context(), `SELECT d.record, d.snapshot FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE d.id = $3 AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.PathValue("project"), r.PathValue("id")).Scan(&record, &snapshot)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, errorf(http.StatusNotFound, "Not Found: deployment %s not found", r.PathValue("id"))
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(record, &d); err != nil {
-		return nil, err
-	}
-	d.Snapshot = snapshot
-	return d, nil
-}
-
-func (s *Server) deploymentEvents(r *http.Request, c *call) (any, error) {
-	rows, err := s.pool.Query(r.Context(), `SELECT e.data FROM svc_deployment_events e JOIN svc_stacks s ON s.id = e.stack_id
-WHERE e.deployment_id = $3 AND s.org = $1 AND s.project = $2 ORDER BY e.seq`, r.PathValue("org"), r.PathValue("project"), r.PathValue("id"))
-	if err != nil {
-		return nil, err
-	}
-	events, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
-	if err != nil {
-		return nil, err
-	}
-	if events == nil {
-		events = []json.RawMessage{}
-	}
-	return map[string]any{"events": events}, nil
 }

@@ -24,7 +24,8 @@ const gcLockKey int64 = 0x63646b7873766763
 
 // Collect cancels, in one statement, the running updates whose lease expired more than the lease grace
 // (Options.LeaseGrace) ago and the updates not started for NotStartedTimeout, which unlocks their
-// stacks; it returns how many it cancelled.
+// stacks; it returns how many it cancelled. It also deletes the idempotency keys older than
+// IdempotencyTTL.
 func (s *Server) Collect(ctx context.Context) (int64, error) {
 	now := s.now()
 	tag, err := s.pool.Exec(ctx, `UPDATE svc_updates SET status = 'cancelled', completed_at = $1, lease_expires_at = NULL
@@ -32,6 +33,9 @@ WHERE (status = 'running' AND lease_expires_at < $2) OR (status IN ('not started
 		now, now.Add(-s.grace), now.Add(-NotStartedTimeout))
 	if err != nil {
 		return 0, fmt.Errorf("collect expired updates: %w", err)
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM svc_idempotency WHERE created_at < $1`, now.Add(-IdempotencyTTL)); err != nil {
+		return tag.RowsAffected(), fmt.Errorf("collect idempotency keys: %w", err)
 	}
 	return tag.RowsAffected(), nil
 }

@@ -25,10 +25,14 @@ const (
 	codeDeadlockDetected     = "40P01"
 )
 
-// apiError is an error answered to the client as apitype.ErrorResponse {code, message}.
+// apiError is an error answered to the client as apitype.ErrorResponse {code, message}, with the fields
+// of a deployment conflict when it is one.
 type apiError struct {
 	code int
 	msg  string
+	// queued and transition describe a 409 of the deployment queue (deployments.go), or are nil.
+	queued     *queuedConflict
+	transition *transitionConflict
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("[%d] %s", e.code, e.msg) }
@@ -37,10 +41,13 @@ func errorf(code int, format string, args ...any) error {
 	return &apiError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// errorResponse mirrors apitype.ErrorResponse.
+// errorResponse mirrors apitype.ErrorResponse; a conflict of the deployment queue adds the fields a
+// client needs to rebuild the typed error (state.QueuedError or state.TransitionError).
 type errorResponse struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code       int                 `json:"code"`
+	Message    string              `json:"message"`
+	Queued     *queuedConflict     `json:"queued,omitempty"`
+	Transition *transitionConflict `json:"transition,omitempty"`
 }
 
 // noContent makes a handler answer 204 without a body.
@@ -59,7 +66,7 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	if e.code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, e.code, errorResponse{Code: e.code, Message: e.msg})
+	writeJSON(w, e.code, errorResponse{Code: e.code, Message: e.msg, Queued: e.queued, Transition: e.transition})
 }
 
 // call is what the auth layer learnt about a request.
@@ -79,14 +86,14 @@ func (s *Server) api(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, tok := authorization(r)
 		if scheme != "token" || tok == "" {
-			writeError(w, &apiError{http.StatusUnauthorized, "Unauthorized: No credentials provided or are invalid."})
+			writeError(w, &apiError{code: http.StatusUnauthorized, msg: "Unauthorized: No credentials provided or are invalid."})
 			return
 		}
 		sum := sha256.Sum256([]byte(tok))
 		var name string
 		err := s.pool.QueryRow(r.Context(), `SELECT name FROM svc_tokens WHERE hash = $1`, sum[:]).Scan(&name)
 		if errors.Is(err, pgx.ErrNoRows) {
-			writeError(w, &apiError{http.StatusUnauthorized, "Unauthorized: No credentials provided or are invalid."})
+			writeError(w, &apiError{code: http.StatusUnauthorized, msg: "Unauthorized: No credentials provided or are invalid."})
 			return
 		}
 		if err != nil {
@@ -103,7 +110,7 @@ func (s *Server) exec(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, tok := authorization(r)
 		if scheme != "update-token" || tok == "" {
-			writeError(w, &apiError{http.StatusUnauthorized, "Unauthorized: this call needs an update token (Authorization: update-token …)"})
+			writeError(w, &apiError{code: http.StatusUnauthorized, msg: "Unauthorized: this call needs an update token (Authorization: update-token …)"})
 			return
 		}
 		sum := sha256.Sum256([]byte(tok))
@@ -140,17 +147,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, h handlerFunc, c 
 func (s *Server) internal(r *http.Request, err error) *apiError {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && (pe.Code == codeSerializationFailure || pe.Code == codeDeadlockDetected) {
-		return &apiError{http.StatusServiceUnavailable, "Service Unavailable: conflicting concurrent request; retry"}
+		return &apiError{code: http.StatusServiceUnavailable, msg: "Service Unavailable: conflicting concurrent request; retry"}
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		return &apiError{499, "request cancelled"}
+		return &apiError{code: 499, msg: "request cancelled"}
 	}
 	if databaseUnavailable(err) {
 		s.log.WarnContext(r.Context(), "database unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
-		return &apiError{http.StatusServiceUnavailable, "Service Unavailable: the database does not answer; retry"}
+		return &apiError{code: http.StatusServiceUnavailable, msg: "Service Unavailable: the database does not answer; retry"}
 	}
 	s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-	return &apiError{http.StatusInternalServerError, "Internal Server Error"}
+	return &apiError{code: http.StatusInternalServerError, msg: "Internal Server Error"}
 }
 
 // databaseUnavailable tells whether err means PostgreSQL could not be reached or dropped the connection

@@ -45,6 +45,9 @@ type Options struct {
 	// LeaseGrace is how long after its lease expired the collector cancels a running update
 	// (LeaseGrace).
 	LeaseGrace time.Duration
+	// RequireSecondPerson makes approval a second person's act: approving a deployment whose creator is
+	// the approving token's name is refused (403), and so is creating a deployment APPROVED.
+	RequireSecondPerson bool
 }
 
 // Server is the state service on one PostgreSQL database. It is safe for concurrent use.
@@ -56,6 +59,8 @@ type Server struct {
 	maxBody int64
 	org     string
 	grace   time.Duration
+	// secondPerson is Options.RequireSecondPerson.
+	secondPerson bool
 	// texts caches the latest checkpoint bytes of recently written stacks (checkpoints.go).
 	texts textCache
 }
@@ -90,7 +95,8 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open service database %s: %w", where, err)
 	}
-	s := &Server{pool: pool, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization, grace: opts.LeaseGrace}
+	s := &Server{pool: pool, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization, grace: opts.LeaseGrace,
+		secondPerson: opts.RequireSecondPerson}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -150,10 +156,16 @@ func (s *Server) Handler() http.Handler {
 	const cx = "/api/cdkx/{org}/{project}"
 	mux.Handle("PATCH "+up+"/commit", s.exec(s.cdkxCommit))
 	mux.Handle("GET "+cx+"/locks", s.api(s.cdkxLocks))
-	mux.Handle("POST "+cx+"/deployments", s.api(s.createDeployment))
+	// The deployment queue (deployments.go).
+	mux.Handle("POST "+cx+"/deployments", s.api(s.createDeployments))
+	mux.Handle("POST "+cx+"/deployments/claim", s.api(s.claimDeployments))
+	mux.Handle("POST "+cx+"/deployments/claim-next", s.api(s.claimNext))
+	mux.Handle("POST "+cx+"/deployments/heartbeat", s.api(s.heartbeatDeployments))
+	mux.Handle("POST "+cx+"/deployments/{id}/transition", s.api(s.transitionDeployment))
+	mux.Handle("POST "+cx+"/deployments/{id}/abort", s.api(s.requestAbort))
+	mux.Handle("PATCH "+cx+"/deployments/{id}", s.api(s.finishDeployment))
 	mux.Handle("GET "+cx+"/deployments", s.api(s.listDeployments))
 	mux.Handle("GET "+cx+"/deployments/{id}", s.api(s.getDeployment))
-	mux.Handle("PATCH "+cx+"/deployments/{id}", s.api(s.finishDeployment))
 	mux.Handle("GET "+cx+"/deployments/{id}/events", s.api(s.deploymentEvents))
 	return s.logRequests(mux)
 }
@@ -162,7 +174,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
 	if err := s.pool.Ping(ctx); err != nil {
-		writeError(w, &apiError{http.StatusServiceUnavailable, "Service Unavailable: the database does not answer"})
+		writeError(w, &apiError{code: http.StatusServiceUnavailable, msg: "Service Unavailable: the database does not answer"})
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

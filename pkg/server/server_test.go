@@ -51,8 +51,15 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvWith(t, Options{})
+}
+
+// newEnvWith is newEnv with opts (its clock and MaxBody are the test's).
+func newEnvWith(t *testing.T, opts Options) *env {
+	t.Helper()
 	ck := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	srv, err := Open(context.Background(), postgrestest.FreshSchema(t), Options{Now: ck.now, MaxBody: 1 << 20})
+	opts.Now, opts.MaxBody = ck.now, 1<<20
+	srv, err := Open(context.Background(), postgrestest.FreshSchema(t), opts)
 	if err != nil {
 		t.Fatalf("Open() = %v", err)
 	}

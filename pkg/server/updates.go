@@ -34,7 +34,7 @@ func isActive(status string) bool {
 }
 
 // errExpired is the answer to a call with an expired lease; the Pulumi CLI stops renewing on it.
-var errExpired = &apiError{http.StatusForbidden, "The provided update token has expired"}
+var errExpired = &apiError{code: http.StatusForbidden, msg: "The provided update token has expired"}
 
 func (s *Server) createUpdate(r *http.Request, c *call) (any, error) {
 	kind := r.PathValue("kind")

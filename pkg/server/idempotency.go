@@ -1,0 +1,96 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// IdempotencyHeader names the request header that makes a deployment request safe to retry: a request
+// that carries a key already answered gets the stored answer again, without a second effect. Keys are
+// opaque (a UUID per logical call), at most maxIdempotencyKey bytes, and kept for IdempotencyTTL.
+const IdempotencyHeader = "Idempotency-Key"
+
+// IdempotencyTTL is how long the answer to an Idempotency-Key is kept; the collector deletes older ones.
+const IdempotencyTTL = 24 * time.Hour
+
+const maxIdempotencyKey = 255
+
+// txFunc is the body of a request's transaction: its result is the handler's answer.
+type txFunc func(ctx context.Context, tx pgx.Tx) (any, error)
+
+// once runs f in one transaction and returns its answer. With an Idempotency-Key header it first claims
+// the key in the same transaction (an insert, which waits for a concurrent request with the same key to
+// end): a key already answered returns the stored answer instead of running f (422 when it answered
+// another method or path), and f's answer is stored with the key before the commit. An error from f rolls
+// everything back, the key included, so that the request can be retried.
+func (s *Server) once(r *http.Request, f txFunc) (any, error) {
+	ctx := r.Context()
+	key := r.Header.Get(IdempotencyHeader)
+	if len(key) > maxIdempotencyKey {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: %s is longer than %d bytes", IdempotencyHeader, maxIdempotencyKey)
+	}
+	var res any
+	if key == "" {
+		err := s.inTx(ctx, func(tx pgx.Tx) error {
+			var err error
+			res, err = f(ctx, tx)
+			return err
+		})
+		return res, err
+	}
+	where := r.Method + " " + r.URL.Path
+	var stored *storedAnswer
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO svc_idempotency (key, path, created_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
+			key, where, s.now())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			stored = &storedAnswer{}
+			return tx.QueryRow(ctx, `SELECT path, status, body FROM svc_idempotency WHERE key = $1`, key).
+				Scan(&stored.path, &stored.status, &stored.body)
+		}
+		if res, err = f(ctx, tx); err != nil {
+			return err
+		}
+		status, body := http.StatusNoContent, []byte(nil)
+		if _, ok := res.(noContent); !ok {
+			if body, err = json.Marshal(res); err != nil {
+				return err
+			}
+			status = http.StatusOK
+		}
+		_, err = tx.Exec(ctx, `UPDATE svc_idempotency SET status = $2, body = $3 WHERE key = $1`, key, status, body)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if stored == nil {
+		return res, nil
+	}
+	return stored.answer(key, r)
+}
+
+// storedAnswer is the answer stored with an idempotency key.
+type storedAnswer struct {
+	path   string
+	status int
+	body   []byte
+}
+
+// answer is the stored answer as a handler's result; 422 when the key was used for another request.
+func (a *storedAnswer) answer(key string, r *http.Request) (any, error) {
+	if where := r.Method + " " + r.URL.Path; a.path != where {
+		return nil, errorf(http.StatusUnprocessableEntity, "Unprocessable Entity: %s %q was used for %s; send a new key for each request", IdempotencyHeader, key, a.path)
+	}
+	if a.status == http.StatusNoContent {
+		return noContent{}, nil
+	}
+	return rawJSON(a.body), nil
+}
