@@ -63,13 +63,12 @@ type Backend struct {
 	client  Doer
 	now     func() time.Time
 
-	mu              sync.Mutex
-	leases          map[string]*lease      // by stack
-	docs            map[string]*document   // by stack: the last text read or written
-	stackMu         map[string]*sync.Mutex // by stack: serialises commits
-	created         map[string]bool        // stacks known to exist on the service
-	deploymentStack map[string]string      // deployment ID → stack, for FinishDeployment
-	failed          map[string]bool        // stacks whose deployment finished FAILED or ABORTED
+	mu      sync.Mutex
+	leases  map[string]*lease      // by stack
+	docs    map[string]*document   // by stack: the last text read or written
+	stackMu map[string]*sync.Mutex // by stack: serialises commits
+	created map[string]bool        // stacks known to exist on the service
+	failed  map[string]bool        // stacks whose deployment finished FAILED or ABORTED
 }
 
 // Open returns the backend on the service at rawURL (http:// or https://, e.g. http://127.0.0.1:8080),
@@ -91,7 +90,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Backend, error) {
 	b := &Backend{base: strings.TrimRight(u.String(), "/"), token: opts.Token, org: opts.Organization,
 		project: opts.Project, client: opts.Client, now: opts.Now,
 		leases: map[string]*lease{}, docs: map[string]*document{}, stackMu: map[string]*sync.Mutex{},
-		created: map[string]bool{}, deploymentStack: map[string]string{}, failed: map[string]bool{}}
+		created: map[string]bool{}, failed: map[string]bool{}}
 	if b.client == nil {
 		b.client = http.DefaultClient
 	}
@@ -120,6 +119,8 @@ type APIError struct {
 	Method, Path string
 	Status       int
 	Message      string
+	// body is the answer's body (the typed fields of a deployment conflict).
+	body []byte
 }
 
 func (e *APIError) Error() string {
@@ -139,6 +140,11 @@ func (b *Backend) call(ctx context.Context, method, path string, body, out any) 
 // send sends body (JSON; gzip above gzipAbove bytes) and decodes a 2xx answer into out (when not nil);
 // any other answer is an *APIError.
 func (b *Backend) send(ctx context.Context, method, path, auth string, body, out any) error {
+	return b.sendWith(ctx, method, path, auth, nil, body, out)
+}
+
+// sendWith is send with extra request headers.
+func (b *Backend) sendWith(ctx context.Context, method, path, auth string, header http.Header, body, out any) error {
 	var r io.Reader
 	gz := false
 	if body != nil {
@@ -158,6 +164,9 @@ func (b *Backend) send(ctx context.Context, method, path, auth string, body, out
 	req, err := http.NewRequestWithContext(ctx, method, b.base+path, r)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	req.Header.Set("Authorization", auth)
 	req.Header.Set("Accept", "application/vnd.pulumi+8")
@@ -183,7 +192,7 @@ func (b *Backend) send(ctx context.Context, method, path, auth string, body, out
 		if json.Unmarshal(data, &er) != nil || er.Message == "" {
 			er.Message = strings.TrimSpace(string(data))
 		}
-		return &APIError{Method: method, Path: path, Status: resp.StatusCode, Message: er.Message}
+		return &APIError{Method: method, Path: path, Status: resp.StatusCode, Message: er.Message, body: data}
 	}
 	if out == nil {
 		return nil
@@ -403,90 +412,6 @@ func (b *Backend) commit(ctx context.Context, l *lease, deploymentID string, cha
 	b.docs[stack] = p.next
 	b.mu.Unlock()
 	return resp.Version, nil
-}
-
-// CreateDeployment stores d on the service (creating d.Stack there first).
-func (b *Backend) CreateDeployment(ctx context.Context, d *state.Deployment) error {
-	if err := b.ensureStack(ctx, d.Stack); err != nil {
-		return err
-	}
-	err := b.call(ctx, "POST", b.cdkxPath()+"/deployments", d, nil)
-	if isStatus(err, http.StatusConflict) {
-		// A retry of a request whose answer was lost, or a real duplicate: the stored record tells.
-		got, gerr := b.GetDeployment(ctx, d.ID)
-		if gerr == nil && got.Stack == d.Stack && got.StartedAt.Equal(d.StartedAt) && got.SnapshotHash == d.SnapshotHash &&
-			got.Kind == d.Kind && bytes.Equal(got.Snapshot, d.Snapshot) && got.CreatedBy == d.CreatedBy {
-			err = nil
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("create deployment %s: %w", d.ID, err)
-	}
-	b.mu.Lock()
-	b.deploymentStack[d.ID] = d.Stack
-	b.mu.Unlock()
-	return nil
-}
-
-// FinishDeployment records a deployment's end; a FAILED or ABORTED one makes the update of its stack
-// complete as failed.
-func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error {
-	err := b.call(ctx, "PATCH", b.cdkxPath()+"/deployments/"+url.PathEscape(id),
-		map[string]any{"status": status, "finishedAt": finishedAt, "version": version, "error": errMsg}, nil)
-	if isStatus(err, http.StatusNotFound) {
-		return fmt.Errorf("finish deployment %s: %w", id, state.ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("finish deployment %s: %w", id, err)
-	}
-	b.mu.Lock()
-	if stack, ok := b.deploymentStack[id]; ok && (status == state.StatusFailed || status == state.StatusAborted) {
-		b.failed[stack] = true
-	}
-	b.mu.Unlock()
-	return nil
-}
-
-// ListDeployments returns the deployments of stack ("" for all), newest first, at most limit (0: all).
-func (b *Backend) ListDeployments(ctx context.Context, stack string, limit int) ([]state.Deployment, error) {
-	q := url.Values{}
-	if stack != "" {
-		q.Set("stack", stack)
-	}
-	if limit > 0 {
-		q.Set("limit", strconv.Itoa(limit))
-	}
-	var resp struct {
-		Deployments []state.Deployment `json:"deployments"`
-	}
-	if err := b.call(ctx, "GET", b.cdkxPath()+"/deployments?"+q.Encode(), nil, &resp); err != nil {
-		return nil, fmt.Errorf("list deployments: %w", err)
-	}
-	return resp.Deployments, nil
-}
-
-// GetDeployment returns one deployment with its snapshot; ErrNotFound when absent.
-func (b *Backend) GetDeployment(ctx context.Context, id string) (*state.Deployment, error) {
-	var d state.Deployment
-	err := b.call(ctx, "GET", b.cdkxPath()+"/deployments/"+url.PathEscape(id), nil, &d)
-	if isStatus(err, http.StatusNotFound) {
-		return nil, fmt.Errorf("deployment %s: %w", id, state.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("deployment %s: %w", id, err)
-	}
-	return &d, nil
-}
-
-// Events returns a deployment's events in Seq order.
-func (b *Backend) Events(ctx context.Context, deploymentID string) ([]state.Event, error) {
-	var resp struct {
-		Events []state.Event `json:"events"`
-	}
-	if err := b.call(ctx, "GET", b.cdkxPath()+"/deployments/"+url.PathEscape(deploymentID)+"/events", nil, &resp); err != nil {
-		return nil, fmt.Errorf("events of deployment %s: %w", deploymentID, err)
-	}
-	return resp.Events, nil
 }
 
 // Close stops renewing leases (it does not complete their updates: Unlock does).

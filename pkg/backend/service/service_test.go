@@ -2,6 +2,9 @@ package service_test
 
 import (
 	"context"
+	"errors"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -41,11 +44,13 @@ func open(t *testing.T, url, token string) *service.Backend {
 	return b
 }
 
+// TestContract runs the contract suite; the service stamps deployment times with its own clock and
+// records the token's name ("ci") as who did what.
 func TestContract(t *testing.T) {
 	statetest.Run(t, func(t *testing.T) state.Backend {
 		url, tok := newService(t, server.Options{})
 		return open(t, url, tok)
-	})
+	}, statetest.ServerClock(), statetest.RecordsUser("ci"))
 }
 
 // TestLostLease cancels a holder's update from another client (what `cdkx cancel` does) and checks that
@@ -103,4 +108,105 @@ func TestLeaseRenewal(t *testing.T) {
 	if err := b.Unlock(ctx, "web", "l"); err != nil {
 		t.Error(err)
 	}
+}
+
+// twice is a Doer that sends every POST and PATCH twice and returns the second answer: a retry after an
+// answer lost on the way back.
+type twice struct{}
+
+func (twice) Do(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodPost && req.Method != http.MethodPatch {
+		return http.DefaultClient.Do(req)
+	}
+	first := req.Clone(req.Context())
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		first.Body = body
+	}
+	resp, err := http.DefaultClient.Do(first)
+	if err != nil {
+		return nil, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return http.DefaultClient.Do(req)
+}
+
+// TestRetriedDeploymentCalls sends every changing deployment call twice: each takes effect once and the
+// retry answers as the first attempt did.
+func TestRetriedDeploymentCalls(t *testing.T) {
+	url, tok := newService(t, server.Options{})
+	b, err := service.Open(context.Background(), url, service.Options{Token: tok, Project: "proj", Client: twice{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	ctx := context.Background()
+	d1 := &state.Deployment{ID: "d1", Stack: "web", Kind: state.KindDeploy, Status: state.StatusPending, Snapshot: []byte(`{}`)}
+	d2 := &state.Deployment{ID: "d2", Stack: "web", Kind: state.KindDeploy, Status: state.StatusProposed}
+	if err := b.CreateDeployments(ctx, []*state.Deployment{d1, d2}); err != nil {
+		t.Fatalf("CreateDeployments() = %v", err)
+	}
+	if d1.Seq != 1 || d2.Seq != 2 || d1.CreatedBy != "ci" {
+		t.Errorf("CreateDeployments() set seq %d, %d, createdBy %q; want 1, 2, ci", d1.Seq, d2.Seq, d1.CreatedBy)
+	}
+	if err := b.ClaimDeployments(ctx, []string{"d1"}, "r", time.Now()); err != nil {
+		t.Fatalf("ClaimDeployments(d1) = %v", err)
+	}
+	if _, err := b.RequestAbort(ctx, "d1", "me", time.Now()); err != nil {
+		t.Fatalf("RequestAbort(d1) = %v", err)
+	}
+	if err := b.FinishDeployment(ctx, "d1", state.StatusAborted, time.Now(), 1, "aborted"); err != nil {
+		t.Fatalf("FinishDeployment(d1) = %v", err)
+	}
+	if _, err := b.UpdateDeployment(ctx, "d2", state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved}); err != nil {
+		t.Fatalf("UpdateDeployment(d2, approve) = %v", err)
+	}
+	if d, err := b.ClaimNext(ctx, nil, "agent", time.Now()); err != nil || d == nil || d.ID != "d2" {
+		t.Fatalf("ClaimNext() = %v, %v; want d2", d, err)
+	}
+	all, err := b.ListDeployments(ctx, state.DeploymentFilter{})
+	if err != nil || len(all) != 2 || all[0].Status != state.StatusRunning || all[1].Status != state.StatusAborted {
+		t.Errorf("ListDeployments() = %+v, %v; want d2 RUNNING and d1 ABORTED", all, err)
+	}
+}
+
+// TestRequireSecondPerson checks that a service with RequireSecondPerson refuses a proposer's approval of
+// their own proposal with a message that says why, and takes another token's.
+func TestRequireSecondPerson(t *testing.T) {
+	srv, err := server.Open(context.Background(), postgrestest.FreshSchema(t), server.Options{RequireSecondPerson: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	alice, bob := open(t, ts.URL, mustToken(t, srv, "alice")), open(t, ts.URL, mustToken(t, srv, "bob"))
+	ctx := context.Background()
+	p := &state.Deployment{ID: "p", Stack: "web", Kind: state.KindDeploy, Status: state.StatusProposed}
+	if err := alice.CreateDeployments(ctx, []*state.Deployment{p}); err != nil {
+		t.Fatal(err)
+	}
+	approve := state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved}
+	_, err = alice.UpdateDeployment(ctx, "p", approve)
+	var ae *service.APIError
+	if !errors.As(err, &ae) || ae.Status != http.StatusForbidden || !strings.Contains(err.Error(), "second person") {
+		t.Errorf("alice approves her own proposal = %v, want a 403 that names the second-person rule", err)
+	}
+	d, err := bob.UpdateDeployment(ctx, "p", approve)
+	if err != nil || d.ApprovedBy != "bob" {
+		t.Errorf("bob approves = %+v, %v; want approved by bob", d, err)
+	}
+}
+
+func mustToken(t *testing.T, srv *server.Server, name string) string {
+	t.Helper()
+	tok, err := srv.CreateToken(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
