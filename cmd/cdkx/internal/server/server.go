@@ -25,6 +25,8 @@ type Options struct {
 	// Lease is the lifetime of a lease token issued by start; LeaseGrace how long after expiry the
 	// collector cancels the update; GCInterval how often it runs.
 	Lease, LeaseGrace, GCInterval time.Duration
+	// RequireSecondPerson refuses an approval by the proposal's own author (--require-second-person).
+	RequireSecondPerson bool
 }
 
 // NewCmdServer returns the server command and its token subcommands; runF replaces serverRun in tests.
@@ -56,6 +58,7 @@ Environment: CDKX_DATABASE_URL is the default of --database-url.`,
 	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:8080", "address to listen on (host:port); a non-loopback host must be given explicitly")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", server.DefaultLease, "lifetime of an update's lease; clients renew it at half time")
 	cmd.Flags().DurationVar(&opts.LeaseGrace, "lease-grace", server.LeaseGrace, "how long after its lease expired an update is cancelled by the collector")
+	cmd.Flags().BoolVar(&opts.RequireSecondPerson, "require-second-person", false, "refuse the approval of a deployment by the token that proposed it")
 	cmd.Flags().DurationVar(&opts.GCInterval, "gc-interval", server.GCInterval, "how often the collector cancels expired updates")
 	cmd.PersistentFlags().StringVar(&opts.DatabaseURL, "database-url", "", "PostgreSQL URL, e.g. postgres://user:password@host:5432/cdkx (default $CDKX_DATABASE_URL)")
 	cmd.AddCommand(newCmdToken(f, opts))
@@ -79,7 +82,8 @@ func openServer(ctx context.Context, opts *Options, log *slog.Logger) (*server.S
 	if opts.DatabaseURL == "" {
 		return nil, errors.New("no database: pass --database-url postgres://user@host:5432/cdkx or set CDKX_DATABASE_URL")
 	}
-	return server.Open(ctx, opts.DatabaseURL, server.Options{Now: opts.F.Now, Logger: log, Lease: opts.Lease, LeaseGrace: opts.LeaseGrace})
+	return server.Open(ctx, opts.DatabaseURL, server.Options{Now: opts.F.Now, Logger: log, Lease: opts.Lease, LeaseGrace: opts.LeaseGrace,
+		RequireSecondPerson: opts.RequireSecondPerson})
 }
 
 func serverRun(ctx context.Context, opts *Options) error {
