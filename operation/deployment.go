@@ -272,8 +272,7 @@ func (x execution) apply(ctx context.Context) (*engine.Result, *planner.Plan, er
 	for _, d := range x.sess.ds {
 		deployments[d.Stack] = d
 	}
-	settleEnv := x.Env
-	settled, err := (Settle{Env: settleEnv, Stacks: st, Names: x.sel.Stacks, Full: x.refresh, deployments: deployments}).Run(ctx)
+	settled, err := (Settle{Env: x.Env, Stacks: st, Names: x.sel.Stacks, Full: x.refresh, deployments: deployments}).Run(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -346,7 +345,7 @@ func settledAny(before, after map[string]*state.Stack) bool {
 	return false
 }
 
-// Queue records the deployments of a run in their stacks' queues (PENDING), then waits for their turn
+// queueAndRun records the deployments of a run in their stacks' queues (PENDING), then waits for their turn
 // and runs them here. notify, when set, is told where the first waiting deployment stands.
 func (e Env) queueAndRun(ctx context.Context, rec Record, notify func(*state.QueuedError)) (*engine.Result, *planner.Plan, []*state.Deployment, error) {
 	rec.Env, rec.Status, rec.Kind, rec.RunHere = e, state.StatusPending, state.KindDeploy, true
@@ -360,7 +359,7 @@ func (e Env) queueAndRun(ctx context.Context, rec Record, notify func(*state.Que
 		return nil, plan, ds, err
 	}
 	x := execution{Env: e, sess: sess, assembly: rec.Assembly, graph: rec.Graph, sel: rec.Selection, refresh: rec.Refresh,
-		noRollback: rec.NoRollback, prior: plan, onPlan: nil}
+		noRollback: rec.NoRollback, prior: plan, onPlan: rec.OnPlan}
 	res, plan2, err := x.run(ctx)
 	if plan2 != nil {
 		plan = plan2
@@ -445,11 +444,6 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 	x := execution{Env: r.Env, sess: sess, assembly: a, graph: g, refresh: o.Refresh, noRollback: o.NoRollback,
 		sel:      Selection{Stacks: stacks, Targets: o.Targets, Excludes: o.Excludes, Replace: o.Replace},
 		approved: approved, replan: r.Replan, onPlan: r.OnPlan}
-	if len(a.Stacks) == 1 {
-		x.graph = g
-	} else {
-		x.graph = nil
-	}
 	return x.run(ctx)
 }
 
@@ -523,9 +517,6 @@ func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, messa
 	st, err := LoadState(ctx, e.Backend, a, sel.Stacks)
 	if err != nil {
 		return nil, err
-	}
-	if len(a.Stacks) != 1 {
-		g = nil
 	}
 	plan, pds := Plan(a, g, sel, st, e.Providers)
 	if plan == nil {
