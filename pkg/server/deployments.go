@@ -352,6 +352,18 @@ func (s *Server) claimDeployments(r *http.Request, c *call) (any, error) {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: deployment %s appears twice in ids", id)
 		}
 	}
+	// Dead waiters are aborted in a statement of their own: the claim's transaction is rolled back when it
+	// answers "still queued", and their abort must stick (a killed waiter must not keep its place).
+	var stacks []int64
+	if err := s.pool.QueryRow(r.Context(), `SELECT coalesce(array_agg(DISTINCT d.stack_id), '{}') FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
+WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.PathValue("project"), req.IDs).Scan(&stacks); err != nil {
+		return nil, err
+	}
+	if len(stacks) > 0 {
+		if _, err := abortDead(r.Context(), s.pool, stacks, s.clockNow()); err != nil {
+			return nil, err
+		}
+	}
 	return s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
 		now := s.clockNow()
 		rows, err := tx.Query(ctx, `SELECT d.id, d.stack_id, s.name FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id

@@ -72,7 +72,7 @@ type DeploymentJSON struct {
 	CdkxVersion  string                 `json:"cdkxVersion"`
 	Runner       string                 `json:"runner"`
 	Error        string                 `json:"error"`
-	Events       []state.Event          `json:"events,omitempty"`
+	Events       []state.Event          `json:"events"`
 }
 
 func timeOrNil(t time.Time) *time.Time {
@@ -96,12 +96,18 @@ func DeploymentOf(d *state.Deployment, events []state.Event) DeploymentJSON {
 	return out
 }
 
+// listJSON is a deployment in `list --json`: the record without events.
+type listJSON struct {
+	DeploymentJSON
+	Events []state.Event `json:"events,omitempty"`
+}
+
 // Deployments prints a list of deployments: a JSON array with asJSON, else a table.
 func Deployments(w io.Writer, asJSON bool, ds []state.Deployment) error {
 	if asJSON {
-		out := make([]DeploymentJSON, 0, len(ds))
+		out := make([]listJSON, 0, len(ds))
 		for i := range ds {
-			out = append(out, DeploymentOf(&ds[i], nil))
+			out = append(out, listJSON{DeploymentJSON: DeploymentOf(&ds[i], nil)})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
