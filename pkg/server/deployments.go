@@ -269,6 +269,10 @@ func lockQueue(ctx context.Context, tx pgx.Tx, stacks []int64, now time.Time) (m
 	return queues, nil
 }
 
+// queueRecordSQL selects the record of deployment d as the queue's frequent reads need it: without the
+// plan, with the heartbeat column (which heartbeats write alone) overlaid.
+const queueRecordSQL = `(d.record - 'plan') || jsonb_build_object('heartbeatAt', d.heartbeat_at)`
+
 // lockQueues takes the advisory locks of the stacks' queues, in ascending key order.
 func lockQueues(ctx context.Context, tx pgx.Tx, stacks []int64) error {
 	keys := make([]int32, 0, len(stacks))
@@ -287,7 +291,7 @@ func lockQueues(ctx context.Context, tx pgx.Tx, stacks []int64) error {
 // readQueues locks (in ID order) and returns the queued deployments of stacks, by stack row ID, each
 // queue in seq order, without snapshots.
 func readQueues(ctx context.Context, tx pgx.Tx, stacks []int64) (map[int64][]state.Deployment, error) {
-	rows, err := tx.Query(ctx, `SELECT stack_id, record FROM svc_deployments WHERE stack_id = ANY($1) AND status IN `+queuedSQL+` ORDER BY id FOR UPDATE`, stacks)
+	rows, err := tx.Query(ctx, `SELECT d.stack_id, `+queueRecordSQL+` FROM svc_deployments d WHERE d.stack_id = ANY($1) AND d.status IN `+queuedSQL+` ORDER BY d.id FOR UPDATE`, stacks)
 	if err != nil {
 		return nil, err
 	}
@@ -595,18 +599,16 @@ func (s *Server) heartbeatDeployments(r *http.Request, c *call) (any, error) {
 	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
 		ctx := r.Context()
 		now := s.clockNow()
-		patch, err := json.Marshal(map[string]any{"heartbeatAt": now})
-		if err != nil {
-			return err
-		}
+		// Only the column is written, and the answer leaves the plan out: a heartbeat comes every 0.5 s and a
+		// large stack's plan is megabytes of JSON. Reads of the record overlay heartbeat_at (queueRecordSQL).
 		if _, err := tx.Exec(ctx, `WITH l AS (
   SELECT d.id FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
   WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2 AND d.status IN `+queuedSQL+` ORDER BY d.id FOR UPDATE OF d)
-UPDATE svc_deployments d SET heartbeat_at = $4, record = d.record || $5::jsonb FROM l WHERE d.id = l.id AND d.status IN `+queuedSQL,
-			r.PathValue("org"), r.PathValue("project"), req.IDs, now, patch); err != nil {
+UPDATE svc_deployments d SET heartbeat_at = $4 FROM l WHERE d.id = l.id AND d.status IN `+queuedSQL,
+			r.PathValue("org"), r.PathValue("project"), req.IDs, now); err != nil {
 			return err
 		}
-		rows, err := tx.Query(ctx, `SELECT d.record FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
+		rows, err := tx.Query(ctx, `SELECT `+queueRecordSQL+` FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
 WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2 ORDER BY d.seq`, r.PathValue("org"), r.PathValue("project"), req.IDs)
 		if err != nil {
 			return err

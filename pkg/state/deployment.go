@@ -142,7 +142,7 @@ func (e *TransitionError) Error() string {
 }
 
 // QueuedError is returned by ClaimDeployments when a deployment is not yet at the head of its stack's
-// queue: Position deployments are ahead of it (the first of them is Ahead).
+// queue: Position deployments are ahead of it (the first of them is Ahead, without plan or snapshot).
 type QueuedError struct {
 	ID, Stack string
 	Position  int
@@ -183,8 +183,8 @@ type Deployments interface {
 	// no queue has one.
 	ClaimNext(ctx context.Context, stacks []string, runner string, now time.Time) (*Deployment, error)
 	// HeartbeatDeployments sets HeartbeatAt of the PENDING, APPROVED and RUNNING deployments among ids to at,
-	// and returns every one of ids as stored (without snapshots), so that a waiter sees its place and a runner
-	// an abort request (AbortedBy on a RUNNING deployment).
+	// and returns every one of ids as stored (without snapshots or plans: it runs every HeartbeatEvery), so
+	// that a waiter sees its place and a runner an abort request (AbortedBy on a RUNNING deployment).
 	HeartbeatDeployments(ctx context.Context, ids []string, at time.Time) ([]Deployment, error)
 	// FinishDeployment moves a RUNNING deployment to a terminal status (COMPLETED, FAILED or ABORTED) with its
 	// finish time, resulting version and error; *TransitionError when it is not RUNNING.

@@ -45,10 +45,10 @@ const (
   AND (cardinality($1::text[]) = 0 OR stack = ANY($1::text[]))
 ORDER BY stack, seq FOR UPDATE`
 	// sqlReadQueues reads the same deployments, in Seq order.
-	sqlReadQueues = `SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments WHERE status IN ` + sqlschema.QueuedStatuses + `
+	sqlReadQueues = `SELECT ` + sqlschema.QueueColumns + ` FROM deployments WHERE status IN ` + sqlschema.QueuedStatuses + `
   AND (cardinality($1::text[]) = 0 OR stack = ANY($1::text[]))
 ORDER BY seq`
-	sqlReadByIDs      = `SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments WHERE id = ANY($1::text[])`
+	sqlReadByIDs      = `SELECT ` + sqlschema.QueueColumns + ` FROM deployments WHERE id = ANY($1::text[])`
 	sqlReadForUpdate  = `SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments WHERE id = $1 FOR UPDATE`
 	sqlReadWithSnap   = `SELECT ` + sqlschema.DeploymentColumns + `, snapshot FROM deployments WHERE id = $1`
 	sqlHeartbeat      = `UPDATE deployments SET heartbeat_at = $2 WHERE id = ANY($1::text[]) AND status IN ` + sqlschema.QueuedStatuses
@@ -454,7 +454,7 @@ func getDeployment(ctx context.Context, q queryer, id string) (*state.Deployment
 	return &d, nil
 }
 
-// readDeployments reads the deployments query selects (DeploymentColumns), without snapshots.
+// readDeployments reads the deployments query selects (QueueColumns: without plans or snapshots).
 func readDeployments(ctx context.Context, q queryer, query string, args ...any) ([]state.Deployment, error) {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {

@@ -327,9 +327,10 @@ func getDeployment(ctx context.Context, q querier, id string) (*state.Deployment
 	return &d, nil
 }
 
-// readDeployments reads the deployments that where (a WHERE clause, or "") selects, without snapshots.
+// readDeployments reads the deployments that where (a WHERE clause, or "") selects, without snapshots
+// or plans (sqlschema.QueueColumns).
 func readDeployments(ctx context.Context, q querier, where string, args ...any) ([]state.Deployment, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+sqlschema.DeploymentColumns+` FROM deployments `+where, args...)
+	rows, err := q.QueryContext(ctx, `SELECT `+sqlschema.QueueColumns+` FROM deployments `+where, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -27,6 +27,12 @@ type Rows interface {
 const DeploymentColumns = `id, stack, kind, status, message, seq, created_by, approved_by, rejected_by, aborted_by, ` +
 	`cdkx_version, snapshot_hash, plan, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error`
 
+// QueueColumns are DeploymentColumns with the plan left out (read as NULL): what the queue's frequent
+// reads — claims, heartbeats — need. A plan of a large stack is megabytes of JSON; decoding it on every
+// heartbeat, under the write lock, would stall the run's own commits.
+const QueueColumns = `id, stack, kind, status, message, seq, created_by, approved_by, rejected_by, aborted_by, ` +
+	`cdkx_version, snapshot_hash, NULL, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error`
+
 // ScanDeployment scans DeploymentColumns (and then extra destinations) into a Deployment. A NULL or empty
 // plan is a nil Plan.
 func ScanDeployment(row Row, extra ...any) (state.Deployment, error) {

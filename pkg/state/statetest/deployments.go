@@ -87,6 +87,13 @@ func listed(d state.Deployment) state.Deployment {
 	return d
 }
 
+// queued is d as the queue's frequent reads return it (HeartbeatDeployments, QueuedError.Ahead):
+// without snapshot or plan.
+func queued(d state.Deployment) state.Deployment {
+	d.Snapshot, d.Plan = nil, nil
+	return d
+}
+
 func mustCreate(t *testing.T, b state.Backend, ds ...*state.Deployment) {
 	t.Helper()
 	if err := b.CreateDeployments(t.Context(), ds); err != nil {
@@ -184,7 +191,7 @@ func (c *config) wantQueuedError(t *testing.T, call string, err error, id, stack
 		t.Errorf("%s = %v, want a *state.QueuedError (%s at position %d)", call, err, id, position)
 		return
 	}
-	want := state.QueuedError{ID: id, Stack: stack, Position: position, Ahead: c.expect(listed(ahead))}
+	want := state.QueuedError{ID: id, Stack: stack, Position: position, Ahead: c.expect(queued(ahead))}
 	if diff := cmp.Diff(want, *qe, c.cmp()); diff != "" {
 		t.Errorf("%s: QueuedError (-want +got):\n%s", call, diff)
 	}
@@ -515,7 +522,7 @@ func (c *config) testAbortRequest(t *testing.T, b state.Backend) {
 	wantR.HeartbeatAt = at(500)
 	wantQ := *q
 	wantQ.HeartbeatAt = at(500)
-	want := []state.Deployment{c.expect(listed(wantQ)), c.expect(listed(wantR)), c.expect(listed(*x))}
+	want := []state.Deployment{c.expect(queued(wantQ)), c.expect(queued(wantR)), c.expect(queued(*x))}
 	if diff := cmp.Diff(want, heartbeat(at(500), "r", "q", "x", "nope"), c.cmp()); diff != "" {
 		t.Errorf("HeartbeatDeployments(r, q, x, nope), sorted by ID (-want +got):\n%s", diff)
 	}
@@ -530,7 +537,7 @@ func (c *config) testAbortRequest(t *testing.T, b state.Backend) {
 	c.check(t, b, wantR)
 
 	wantR.HeartbeatAt = at(700)
-	if diff := cmp.Diff([]state.Deployment{c.expect(listed(wantR))}, heartbeat(at(700), "r"), c.cmp()); diff != "" {
+	if diff := cmp.Diff([]state.Deployment{c.expect(queued(wantR))}, heartbeat(at(700), "r"), c.cmp()); diff != "" {
 		t.Errorf("HeartbeatDeployments(r) after RequestAbort (-want +got):\n%s", diff)
 	}
 
@@ -540,7 +547,7 @@ func (c *config) testAbortRequest(t *testing.T, b state.Backend) {
 	_, err = b.RequestAbort(ctx, "r", "erin@desk", at(850))
 	wantTransitionError(t, "RequestAbort(r) once ABORTED", err, "r", state.StatusAborted, state.StatusAborted)
 	// A finished deployment's heartbeat no longer changes.
-	if diff := cmp.Diff([]state.Deployment{c.expect(listed(wantR))}, heartbeat(at(900), "r"), c.cmp()); diff != "" {
+	if diff := cmp.Diff([]state.Deployment{c.expect(queued(wantR))}, heartbeat(at(900), "r"), c.cmp()); diff != "" {
 		t.Errorf("HeartbeatDeployments(r) once ABORTED (-want +got):\n%s", diff)
 	}
 }
