@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -149,10 +150,16 @@ type QueuedError struct {
 	Ahead     Deployment
 }
 
-// Error names the place in the queue and what is ahead.
+// Error names the place in the queue and what is ahead: its kind, ID, status, creator and, once it
+// runs, its runner without the machine identity ("run by alice@ci-7 pid 4242").
 func (e *QueuedError) Error() string {
-	return fmt.Sprintf("deployment %s of stack %s is queued at position %d; ahead of it: %s %s (%s, created by %s)",
-		e.ID, e.Stack, e.Position, e.Ahead.Kind, e.Ahead.ID, e.Ahead.Status, e.Ahead.CreatedBy)
+	who := "created by " + e.Ahead.CreatedBy
+	if e.Ahead.Status == StatusRunning && e.Ahead.Runner != "" {
+		runner, _, _ := strings.Cut(e.Ahead.Runner, " on ")
+		who += ", run by " + runner
+	}
+	return fmt.Sprintf("deployment %s of stack %s is queued at position %d; ahead of it: %s %s (%s, %s)",
+		e.ID, e.Stack, e.Position, e.Ahead.Kind, e.Ahead.ID, e.Ahead.Status, who)
 }
 
 // Deployments is the deployment queue and its records. One queue per stack: the stack's PENDING, APPROVED
