@@ -38,20 +38,7 @@ func Compare(a, b *state.Deployment, passphrase string) (changes []Change, sensi
 		return nil, false, err
 	}
 	changes = []Change{}
-	keys := map[string]bool{}
-	for k := range ra {
-		keys[k] = true
-	}
-	for k := range rb {
-		keys[k] = true
-	}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range keys {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range sortedKeys(ra, rb) {
 		from, inA := ra[k]
 		to, inB := rb[k]
 		switch {

@@ -51,8 +51,26 @@ type Deploy struct {
 // is locked past the timeout), *PlanError, *SettleError, a provider's configuration error, or a state
 // error.
 func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
-	res, plan, _, err := d.queueAndRun(ctx, Record{Assembly: d.Assembly, Graph: d.Graph, Selection: d.Selection,
-		Files: d.Files, Refresh: d.Refresh, NoRollback: d.NoRollback, Passphrase: d.Passphrase, OnPlan: d.OnPlan}, d.Lock.Queued)
+	ds, plan, err := Record{Env: d.Env, Assembly: d.Assembly, Graph: d.Graph, Selection: d.Selection, Files: d.Files,
+		Status: state.StatusPending, Kind: state.KindDeploy, Refresh: d.Refresh, NoRollback: d.NoRollback,
+		Passphrase: d.Passphrase, RunHere: true, OnPlan: d.OnPlan}.Run(ctx)
+	if err != nil {
+		return nil, plan, err
+	}
+	for _, r := range ds {
+		r.Plan = nil // stored; a run here and now need not hold its steps (~30 MB at 100k resources)
+	}
+	sess, err := d.enter(ctx, ds, d.Lock.Queued, true)
+	if err != nil {
+		return nil, plan, err
+	}
+	defer sess.detach()
+	x := execution{Env: d.Env, sess: sess, assembly: d.Assembly, graph: d.Graph, sel: d.Selection, refresh: d.Refresh,
+		noRollback: d.NoRollback, prior: plan, onPlan: d.OnPlan}
+	res, replanned, err := x.run()
+	if replanned != nil {
+		plan = replanned
+	}
 	return res, plan, err
 }
 
@@ -173,14 +191,13 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 			return nil, ErrCancelled
 		}
 	}
-	return d.queued(ctx, state.KindDestroy, names, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
+	return d.queued(ctx, state.KindDestroy, names, all, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
 		return d.destroy(ctx, names, targeting, deployments)
 	})
 }
 
 // destroy is Run after the confirmation, with the claimed deployments.
 func (d Destroy) destroy(ctx context.Context, names []string, targeting bool, deployments map[string]*state.Deployment) (*engine.Result, error) {
-	var err error
 	release, err := d.lock(ctx, names, "destroy")
 	if err != nil {
 		return nil, err
@@ -285,7 +302,7 @@ type Import struct {
 // object for the resource, resource.ErrNotFound (wrapped) when the provider has no such object,
 // *state.LockedError, or a provider's configuration error.
 func (i Import) Run(ctx context.Context) (*engine.Result, error) {
-	return i.queued(ctx, state.KindImport, []string{i.Stack}, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
+	return i.queued(ctx, state.KindImport, []string{i.Stack}, nil, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
 		release, err := i.lock(ctx, []string{i.Stack}, "import")
 		if err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -74,6 +75,11 @@ func planStep(s *planner.Step) state.PlanStep {
 		}
 		changes = append(changes, change{path, c.Old, n})
 	}
+	if s.Op == planner.OpCreate {
+		// Nothing to start from: the resource and op say it all (and a 100k-resource first deploy need not
+		// hash 100k steps).
+		return ps
+	}
 	var oldID string
 	if s.Old != nil {
 		oldID = s.Old.PhysicalID
@@ -120,20 +126,7 @@ func planDifferences(approved, now *state.Plan) []string {
 		return s.Op + " (" + strings.Join(s.Paths, ", ") + ")"
 	}
 	var out []string
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		seen := map[string]bool{}
-		for k := range a {
-			seen[k] = true
-		}
-		for k := range n {
-			seen[k] = true
-		}
-		for k := range seen {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range sortedKeys(a, n) {
 		as, inA := a[k]
 		ns, inN := n[k]
 		switch {
@@ -242,19 +235,15 @@ type execution struct {
 	planOnly bool
 }
 
-// run runs the execution and records each deployment's end.
-func (x execution) run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
-	res, plan, err := x.apply(x.sess.ctx)
-	var outcome map[string]*state.Deployment
-	if res != nil {
-		outcome = res.Deployments
-	}
-	if ae := x.sess.aborted(); ae != nil && err == nil {
-		err = ae
-	}
-	if ferr := x.sess.finish(outcome, err); ferr != nil && err == nil {
-		err = ferr
-	}
+// run runs the execution in its session and records each deployment's end.
+func (x execution) run() (*engine.Result, *planner.Plan, error) {
+	var plan *planner.Plan
+	res, err := x.sess.run(func(ctx context.Context) (*engine.Result, error) {
+		var res *engine.Result
+		var err error
+		res, plan, err = x.apply(ctx)
+		return res, err
+	})
 	return res, plan, err
 }
 
@@ -345,28 +334,6 @@ func settledAny(before, after map[string]*state.Stack) bool {
 	return false
 }
 
-// queueAndRun records the deployments of a run in their stacks' queues (PENDING), then waits for their turn
-// and runs them here. notify, when set, is told where the first waiting deployment stands.
-func (e Env) queueAndRun(ctx context.Context, rec Record, notify func(*state.QueuedError)) (*engine.Result, *planner.Plan, []*state.Deployment, error) {
-	rec.Env, rec.Status, rec.Kind, rec.RunHere = e, state.StatusPending, state.KindDeploy, true
-	ds, plan, err := rec.Run(ctx)
-	if err != nil {
-		return nil, plan, nil, err
-	}
-	sess := e.attach(ctx, ds)
-	defer sess.detach()
-	if err := sess.claim(notify, true); err != nil {
-		return nil, plan, ds, err
-	}
-	x := execution{Env: e, sess: sess, assembly: rec.Assembly, graph: rec.Graph, sel: rec.Selection, refresh: rec.Refresh,
-		noRollback: rec.NoRollback, prior: plan, onPlan: rec.OnPlan}
-	res, plan2, err := x.run(ctx)
-	if plan2 != nil {
-		plan = plan2
-	}
-	return res, plan, ds, err
-}
-
 // RunDeployment runs a stored deployment from its snapshot here: an approved proposal (cdkx deployments
 // approve --run, run), or one an agent claimed. Provider credentials come from this process's
 // environment. An approved deployment whose stack moved since it was planned is re-planned and refused as
@@ -426,13 +393,13 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 		return refuse(fmt.Errorf("the snapshot of deployment %s has no stack %s", d.ID, d.Stack))
 	}
 	d.Snapshot = nil
-	sess := r.attach(ctx, []*state.Deployment{d})
-	defer sess.detach()
-	if !r.Claimed {
-		if err := sess.claim(r.Notify, false); err != nil {
-			return nil, nil, err
-		}
+	var sess *session
+	if r.Claimed {
+		sess = r.attach(ctx, []*state.Deployment{d})
+	} else if sess, err = r.enter(ctx, []*state.Deployment{d}, r.Notify, false); err != nil {
+		return nil, nil, err
 	}
+	defer sess.detach()
 	var approved map[string]*state.Plan
 	if d.ApprovedBy != "" {
 		approved = map[string]*state.Plan{d.Stack: d.Plan}
@@ -444,7 +411,7 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 	x := execution{Env: r.Env, sess: sess, assembly: a, graph: g, refresh: o.Refresh, noRollback: o.NoRollback,
 		sel:      Selection{Stacks: stacks, Targets: o.Targets, Excludes: o.Excludes, Replace: o.Replace},
 		approved: approved, replan: r.Replan, onPlan: r.OnPlan}
-	return x.run(ctx)
+	return x.run()
 }
 
 // ErrNoDeployment is returned by Agent.Step when no queue holds a deployment it may run.
@@ -458,12 +425,13 @@ func (e Env) RecordPlan(ctx context.Context, rec Record) ([]*state.Deployment, *
 	if err != nil {
 		return nil, plan, err
 	}
-	sess := e.attach(ctx, ds)
-	defer sess.detach()
-	if err := sess.claim(e.Lock.Queued, true); err != nil {
+	sess, err := e.enter(ctx, ds, e.Lock.Queued, true)
+	if err != nil {
 		return ds, plan, err
 	}
-	return ds, plan, sess.finish(nil, nil)
+	defer sess.detach()
+	_, err = sess.run(func(context.Context) (*engine.Result, error) { return nil, nil })
+	return ds, plan, err
 }
 
 // Agent runs the deployments queued for agents (APPROVED ones, and PENDING ones queued with --no-wait)
@@ -530,4 +498,16 @@ func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, messa
 	}
 	nd.Snapshot = nil
 	return []*state.Deployment{nd}, nil
+}
+
+// sortedKeys returns the keys of a and b, each once, sorted.
+func sortedKeys[V any](a, b map[string]V) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }

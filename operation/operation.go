@@ -297,7 +297,7 @@ func (r Refresh) Run(ctx context.Context) (*engine.Result, error) {
 			return nil, err
 		}
 	}
-	return r.queued(ctx, state.KindRefresh, names, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
+	return r.queued(ctx, state.KindRefresh, names, nil, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
 		release, err := r.lock(ctx, names, "refresh")
 		if err != nil {
 			return nil, err
@@ -326,16 +326,20 @@ func (r Refresh) Run(ctx context.Context) (*engine.Result, error) {
 
 // queued records one deployment of kind per stack (PENDING, without snapshot or plan: the run happens
 // here and now), waits for their turn in the stacks' queues, runs f with them RUNNING, and records each
-// one's end from f's result (engine.Result.Deployments) or error.
-func (e Env) queued(ctx context.Context, kind state.DeploymentKind, stacks []string,
+// one's end from f's result (engine.Result.Deployments) or error. known holds stacks the caller has
+// already read (their versions are recorded; others are read).
+func (e Env) queued(ctx context.Context, kind state.DeploymentKind, stacks []string, known map[string]*state.Stack,
 	f func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error)) (*engine.Result, error) {
 	now := e.now().UTC()
 	var ds []*state.Deployment
 	byStack := map[string]*state.Deployment{}
 	for _, n := range stacks {
-		st, err := e.Backend.GetStack(ctx, n)
-		if err != nil {
-			return nil, err
+		st := known[n]
+		if st == nil {
+			var err error
+			if st, err = e.Backend.GetStack(ctx, n); err != nil {
+				return nil, err
+			}
 		}
 		d := &state.Deployment{ID: uuid.NewString(), Stack: n, Kind: kind, Status: state.StatusPending, CreatedBy: e.CreatedBy,
 			CdkxVersion: e.Version, CreatedAt: now, StateVersion: st.Version, Version: st.Version}
@@ -345,21 +349,10 @@ func (e Env) queued(ctx context.Context, kind state.DeploymentKind, stacks []str
 	if err := e.Backend.CreateDeployments(ctx, ds); err != nil {
 		return nil, fmt.Errorf("record the deployments: %w", err)
 	}
-	sess := e.attach(ctx, ds)
-	defer sess.detach()
-	if err := sess.claim(e.Lock.Queued, true); err != nil {
+	sess, err := e.enter(ctx, ds, e.Lock.Queued, true)
+	if err != nil {
 		return nil, err
 	}
-	res, err := f(sess.ctx, byStack)
-	var outcome map[string]*state.Deployment
-	if res != nil {
-		outcome = res.Deployments
-	}
-	if ae := sess.aborted(); ae != nil && err == nil && res != nil && res.Interrupted {
-		err = ae
-	}
-	if ferr := sess.finish(outcome, err); ferr != nil && err == nil {
-		err = ferr
-	}
-	return res, err
+	defer sess.detach()
+	return sess.run(func(ctx context.Context) (*engine.Result, error) { return f(ctx, byStack) })
 }

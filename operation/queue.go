@@ -121,6 +121,36 @@ func (s *session) aborted() *AbortedError {
 	return nil
 }
 
+// enter attaches to ds (stored, PENDING or APPROVED) and waits for their turn (claim; own says whether
+// they are this run's own, recorded ABORTED when the wait ends without a claim). On success the caller
+// runs the session (run) and detaches it.
+func (e Env) enter(ctx context.Context, ds []*state.Deployment, notify func(*state.QueuedError), own bool) (*session, error) {
+	s := e.attach(ctx, ds)
+	if err := s.claim(notify, own); err != nil {
+		s.detach()
+		return nil, err
+	}
+	return s, nil
+}
+
+// run runs f, the claimed work, with the session's context (cancelled by an abort request) and records how
+// each deployment ended. A run that an abort request interrupted (or stopped before the engine) returns
+// the *AbortedError.
+func (s *session) run(f func(ctx context.Context) (*engine.Result, error)) (*engine.Result, error) {
+	res, err := f(s.ctx)
+	var outcome map[string]*state.Deployment
+	if res != nil {
+		outcome = res.Deployments
+	}
+	if ae := s.aborted(); ae != nil && err == nil && (res == nil || res.Interrupted) {
+		err = ae
+	}
+	if ferr := s.finish(outcome, err); ferr != nil && err == nil {
+		err = ferr
+	}
+	return res, err
+}
+
 // detach stops the heartbeats.
 func (s *session) detach() {
 	select {

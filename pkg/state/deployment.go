@@ -76,9 +76,9 @@ type PlanStep struct {
 	Op string `json:"op"`
 	// Paths are the changed properties, dotted ("properties.ttl"), sorted; empty for creates and deletes.
 	Paths []string `json:"paths,omitempty"`
-	// Digest is the SHA-256 (hex) of the step's recorded and planned inputs: two plans with the same
-	// digest for a resource make the same change from the same starting point.
-	Digest string `json:"digest"`
+	// Digest is the SHA-256 (hex) of the step's starting object and changes: two plans with the same
+	// digest for a resource make the same change from the same starting point. Empty for a create.
+	Digest string `json:"digest,omitempty"`
 }
 
 // Terminal reports whether s is a terminal status: COMPLETED, FAILED, REJECTED or ABORTED.
