@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -176,27 +174,41 @@ func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentK
 		}
 		ds = append(ds, d)
 	}
-	if err := r.opts.Backend.CreateDeployments(ctx, ds); err != nil {
-		return nil, fmt.Errorf("record the deployments of stacks %v: %w", stacks, err)
+	if err := recordOwn(ctx, r.opts.Backend, ds, r.opts.CreatedBy, now); err != nil {
+		return nil, err
 	}
 	for _, d := range ds {
 		d.Snapshot = nil // stored (GetDeployment reads it back): a 100k-resource run need not hold ~20 MB of it
 		out[d.Stack], ids[d.Stack] = d, d.ID
 	}
-	if err := r.opts.Backend.ClaimDeployments(ctx, slices.Collect(maps.Values(ids)), r.opts.CreatedBy, now); err != nil {
+	r.owned = true
+	r.ledger.j = newJournal(r.opts.Backend, ids, r.opts.OnEvent)
+	return out, nil
+}
+
+// recordOwn stores ds (PENDING) and claims them at once for runner, as a run that records its own
+// deployments does: a busy queue is an error (*state.QueuedError), and the deployments are then recorded
+// ABORTED ("not run: …"). On success they are RUNNING since now.
+func recordOwn(ctx context.Context, b state.Backend, ds []*state.Deployment, runner string, now time.Time) error {
+	if err := b.CreateDeployments(ctx, ds); err != nil {
+		return fmt.Errorf("record the deployments: %w", err)
+	}
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.ID
+	}
+	if err := b.ClaimDeployments(ctx, ids, runner, now); err != nil {
 		for _, d := range ds {
-			_, _ = r.opts.Backend.UpdateDeployment(context.WithoutCancel(ctx), d.ID, state.Transition{
-				From: []state.DeploymentStatus{state.StatusPending}, To: state.StatusAborted, By: r.opts.CreatedBy,
+			_, _ = b.UpdateDeployment(context.WithoutCancel(ctx), d.ID, state.Transition{
+				From: []state.DeploymentStatus{state.StatusPending}, To: state.StatusAborted, By: runner,
 				Error: "not run: " + err.Error(), At: now})
 		}
-		return nil, err
+		return err
 	}
 	for _, d := range ds {
 		d.Status, d.StartedAt = state.StatusRunning, now
 	}
-	r.owned = true
-	r.ledger.j = newJournal(r.opts.Backend, ids, r.opts.OnEvent)
-	return out, nil
+	return nil
 }
 
 // close records d's outcome when the run owns its deployments (Options.Deployments was nil); err is the

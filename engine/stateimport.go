@@ -45,12 +45,7 @@ func ImportState(ctx context.Context, b state.Backend, st *state.Stack, opts Opt
 		d = &state.Deployment{ID: uuid.NewString(), Stack: st.Name, Kind: state.KindImport, Status: state.StatusPending,
 			CreatedBy: opts.CreatedBy, CdkxVersion: opts.CdkxVersion, Snapshot: snap, SnapshotHash: hex.EncodeToString(sum[:]),
 			CreatedAt: now, StateVersion: cur.Version, Version: cur.Version}
-		if err := b.CreateDeployments(ctx, []*state.Deployment{d}); err != nil {
-			return nil, err
-		}
-		if err := b.ClaimDeployments(ctx, []string{d.ID}, opts.CreatedBy, now); err != nil {
-			_, _ = b.UpdateDeployment(context.WithoutCancel(ctx), d.ID, state.Transition{From: []state.DeploymentStatus{state.StatusPending},
-				To: state.StatusAborted, By: opts.CreatedBy, Error: "not run: " + err.Error(), At: now})
+		if err := recordOwn(ctx, b, []*state.Deployment{d}, opts.CreatedBy, now); err != nil {
 			return nil, err
 		}
 	} else {
