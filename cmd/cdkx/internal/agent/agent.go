@@ -39,25 +39,18 @@ Exit codes (--once): 0 every deployment it ran completed, 1 error, 4 one failed 
 interrupted or aborted.`,
 		Example: "  cdkx agent --once\n  cdkx agent --stack App --stack Zones",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {
 				return err
 			}
-			b, err := f.OpenBackend(cmd.Context(), cfg.State)
-			if err != nil {
-				return err
-			}
-			defer func() {
-				if cerr := b.Close(); cerr != nil && err == nil {
-					err = cerr
-				}
-			}()
-			a := operation.Agent{Env: project.Env(f, cfg, b, f.Providers()), Stacks: stacks, Passphrase: cfg.Passphrase,
-				OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
-					project.ShowPlanDiagnostics(f, cfg, p, ds, "the deployment was not run")
-				}}
-			return loop(cmd.Context(), f, cfg, a, once)
+			return project.WithBackend(cmd.Context(), f, cfg, func(b state.Backend) error {
+				a := operation.Agent{Env: project.Env(f, cfg, b, f.Providers()), Stacks: stacks, Passphrase: cfg.Passphrase,
+					OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
+						project.ShowPlanDiagnostics(f, cfg, p, ds, "the deployment was not run")
+					}}
+				return loop(cmd.Context(), f, cfg, a, once)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "exit when every queue is empty")

@@ -131,12 +131,7 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 	if err != nil {
 		return project.RunError(f, cfg, err)
 	}
-	outputs := map[string]map[string]any{}
-	for _, name := range plan.Stacks {
-		if st := res.Stacks[name]; st != nil && len(st.Outputs) > 0 {
-			outputs[name] = st.Outputs
-		}
-	}
+	outputs := project.Outputs(res, plan)
 	err = project.Finish(f, cfg, "deploy", res, f.Now().Sub(start), outputs)
 	if !cfg.JSON && err == nil {
 		view.Outputs(f.IO.Out, plan.Stacks, outputs)

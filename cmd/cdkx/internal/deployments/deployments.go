@@ -14,7 +14,6 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
-	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -28,22 +27,15 @@ type session struct {
 	b   state.Backend
 }
 
-// with loads the configuration, opens the backend, runs do and closes the backend.
-func with(cmd *cobra.Command, f *cli.Factory, do func(ctx context.Context, s *session) error) (err error) {
+// with loads the configuration and runs do with the backend open (project.WithBackend).
+func with(cmd *cobra.Command, f *cli.Factory, do func(ctx context.Context, s *session) error) error {
 	cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 	if err != nil {
 		return err
 	}
-	b, err := f.OpenBackend(cmd.Context(), cfg.State)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := b.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	return do(cmd.Context(), &session{f: f, cfg: cfg, b: b})
+	return project.WithBackend(cmd.Context(), f, cfg, func(b state.Backend) error {
+		return do(cmd.Context(), &session{f: f, cfg: cfg, b: b})
+	})
 }
 
 // NewCmdDeployments returns the deployments command and its subcommands.
@@ -144,40 +136,52 @@ func get(ctx context.Context, b state.Backend, id string) (*state.Deployment, er
 	return d, err
 }
 
-// transition applies t to each of ids and prints each result; the first error is returned after all.
-func (s *session) transition(ctx context.Context, ids []string, t state.Transition, check func(*state.Deployment) error) error {
-	var first error
+// each applies change to each of ids and prints each deployment it returns; errors are printed as they
+// come, and the command then exits 1.
+func (s *session) each(ids []string, change func(id string) (*state.Deployment, error)) error {
+	failed := false
 	for _, id := range ids {
-		d, err := get(ctx, s.b, id)
-		if err == nil && check != nil {
-			err = check(d)
-		}
-		if err == nil {
-			t.At = s.f.Now().UTC()
-			d, err = s.b.UpdateDeployment(ctx, id, t)
+		d, err := change(id)
+		if errors.Is(err, state.ErrNotFound) {
+			err = fmt.Errorf("no deployment %q; list them with cdkx deployments list", id)
 		}
 		if err != nil {
 			fmt.Fprintf(s.f.IO.ErrOut, "error: %v\n", err)
-			if first == nil {
-				first = err
-			}
+			failed = true
 			continue
 		}
 		if err := s.print(d); err != nil {
 			return err
 		}
 	}
-	if first != nil {
+	if failed {
 		return &cli.ExitError{Code: cli.ExitErr}
 	}
 	return nil
+}
+
+// transition applies t to each of ids (after check, when set, accepts the deployment).
+func (s *session) transition(ctx context.Context, ids []string, t state.Transition, check func(*state.Deployment) error) error {
+	return s.each(ids, func(id string) (*state.Deployment, error) {
+		if check != nil {
+			d, err := get(ctx, s.b, id)
+			if err != nil {
+				return nil, err
+			}
+			if err := check(d); err != nil {
+				return nil, err
+			}
+		}
+		t.At = s.f.Now().UTC()
+		return s.b.UpdateDeployment(ctx, id, t)
+	})
 }
 
 // print shows one deployment after a change: its JSON record with --json, else one line.
 func (s *session) print(d *state.Deployment) error {
 	d.Snapshot = nil
 	if s.cfg.JSON {
-		return json.NewEncoder(s.f.IO.Out).Encode(view.DeploymentOf(d, nil))
+		return json.NewEncoder(s.f.IO.Out).Encode(view.DeploymentOf(d))
 	}
 	fmt.Fprintf(s.f.IO.Out, "%s %s of stack %s\n", d.Status, d.ID, d.Stack)
 	return nil
@@ -257,35 +261,19 @@ converges.`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(cmd, f, func(ctx context.Context, s *session) error {
-				var first error
-				for _, id := range args {
+				by := cli.CreatedBy()
+				return s.each(args, func(id string) (*state.Deployment, error) {
 					d, err := s.b.UpdateDeployment(ctx, id, state.Transition{From: []state.DeploymentStatus{state.StatusPending, state.StatusApproved},
-						To: state.StatusAborted, By: cli.CreatedBy(), Error: "aborted by " + cli.CreatedBy(), At: f.Now().UTC()})
+						To: state.StatusAborted, By: by, Error: "aborted by " + by, At: f.Now().UTC()})
 					var te *state.TransitionError
-					if errors.As(err, &te) && te.Status == state.StatusRunning {
-						d, err = s.b.RequestAbort(ctx, id, cli.CreatedBy(), f.Now().UTC())
-						if err == nil && !s.cfg.JSON {
-							fmt.Fprintf(f.IO.ErrOut, "Asked the runner of %s (%s) to stop: it starts no new step and records the deployment ABORTED once its calls in flight finish.\n", id, d.Runner)
-						}
+					if !errors.As(err, &te) || te.Status != state.StatusRunning {
+						return d, err
 					}
-					if errors.Is(err, state.ErrNotFound) {
-						err = fmt.Errorf("no deployment %q; list them with cdkx deployments list", id)
+					if d, err = s.b.RequestAbort(ctx, id, by, f.Now().UTC()); err == nil && !s.cfg.JSON {
+						fmt.Fprintf(f.IO.ErrOut, "Asked the runner of %s (%s) to stop: it starts no new step and records the deployment ABORTED once its calls in flight finish.\n", id, d.Runner)
 					}
-					if err != nil {
-						fmt.Fprintf(f.IO.ErrOut, "error: %v\n", err)
-						if first == nil {
-							first = err
-						}
-						continue
-					}
-					if err := s.print(d); err != nil {
-						return err
-					}
-				}
-				if first != nil {
-					return &cli.ExitError{Code: cli.ExitErr}
-				}
-				return nil
+					return d, err
+				})
 			})
 		},
 	}
@@ -328,21 +316,7 @@ func (s *session) run(ctx context.Context, id string, replan bool) error {
 	if err != nil && res == nil {
 		return project.RunError(s.f, s.cfg, err)
 	}
-	return project.Finish(s.f, s.cfg, "deploy", res, s.f.Now().Sub(start), outputsOf(res, plan))
-}
-
-// outputsOf returns the outputs of the plan's stacks after the run.
-func outputsOf(res *engine.Result, plan *planner.Plan) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	if res == nil || plan == nil {
-		return out
-	}
-	for _, name := range plan.Stacks {
-		if st := res.Stacks[name]; st != nil && len(st.Outputs) > 0 {
-			out[name] = st.Outputs
-		}
-	}
-	return out
+	return project.Finish(s.f, s.cfg, "deploy", res, s.f.Now().Sub(start), project.Outputs(res, plan))
 }
 
 func newCmdCompare(f *cli.Factory) *cobra.Command {

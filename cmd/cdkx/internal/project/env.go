@@ -1,6 +1,7 @@
 package project
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
 )
 
 // Env returns the operation environment of a command: state in b, the providers reg, the live table on
@@ -76,4 +78,34 @@ func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
 		return nil
 	}
 	return err
+}
+
+// Outputs returns the outputs of the plan's stacks after the run, by stack (stacks without outputs left
+// out); empty when either is nil.
+func Outputs(res *engine.Result, plan *planner.Plan) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	if res == nil || plan == nil {
+		return out
+	}
+	for _, name := range plan.Stacks {
+		if st := res.Stacks[name]; st != nil && len(st.Outputs) > 0 {
+			out[name] = st.Outputs
+		}
+	}
+	return out
+}
+
+// WithBackend opens the configured state backend, runs do with it and closes it; a failure to close
+// (the SQLite backend writes its last WAL checkpoint then) is the error when do succeeded.
+func WithBackend(ctx context.Context, f *cli.Factory, cfg *cli.Config, do func(state.Backend) error) (err error) {
+	b, err := f.OpenBackend(ctx, cfg.State)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := b.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	return do(b)
 }

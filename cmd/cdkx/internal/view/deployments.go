@@ -50,8 +50,8 @@ func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment) error {
 	return nil
 }
 
-// DeploymentJSON is a deployment record as `deployments show --json` and `list --json` print it. Times
-// are RFC 3339 (UTC); those not reached yet are null; Events only in show.
+// DeploymentJSON is a deployment record as `deployments list --json` prints it (and show, with its
+// events: ShowJSON). Times are RFC 3339 (UTC); those not reached yet are null.
 type DeploymentJSON struct {
 	ID           string                 `json:"id"`
 	Stack        string                 `json:"stack"`
@@ -72,7 +72,12 @@ type DeploymentJSON struct {
 	CdkxVersion  string                 `json:"cdkxVersion"`
 	Runner       string                 `json:"runner"`
 	Error        string                 `json:"error"`
-	Events       []state.Event          `json:"events"`
+}
+
+// ShowJSON is what `deployments show --json` prints: the record and its events ([] when none).
+type ShowJSON struct {
+	DeploymentJSON
+	Events []state.Event `json:"events"`
 }
 
 func timeOrNil(t time.Time) *time.Time {
@@ -83,31 +88,21 @@ func timeOrNil(t time.Time) *time.Time {
 	return &u
 }
 
-// DeploymentOf returns d as printed in JSON, with events when not nil.
-func DeploymentOf(d *state.Deployment, events []state.Event) DeploymentJSON {
-	out := DeploymentJSON{ID: d.ID, Stack: d.Stack, Kind: d.Kind, Status: d.Status, Message: d.Message,
+// DeploymentOf returns d as printed in JSON.
+func DeploymentOf(d *state.Deployment) DeploymentJSON {
+	return DeploymentJSON{ID: d.ID, Stack: d.Stack, Kind: d.Kind, Status: d.Status, Message: d.Message,
 		CreatedBy: d.CreatedBy, ApprovedBy: d.ApprovedBy, RejectedBy: d.RejectedBy, AbortedBy: d.AbortedBy,
 		CreatedAt: timeOrNil(d.CreatedAt), StartedAt: timeOrNil(d.StartedAt), FinishedAt: timeOrNil(d.FinishedAt),
 		Plan: d.Plan, SnapshotHash: d.SnapshotHash, StateVersion: d.StateVersion, Version: d.Version,
-		CdkxVersion: d.CdkxVersion, Runner: d.Runner, Error: d.Error, Events: events}
-	if events != nil && out.Events == nil {
-		out.Events = []state.Event{}
-	}
-	return out
-}
-
-// listJSON is a deployment in `list --json`: the record without events.
-type listJSON struct {
-	DeploymentJSON
-	Events []state.Event `json:"events,omitempty"`
+		CdkxVersion: d.CdkxVersion, Runner: d.Runner, Error: d.Error}
 }
 
 // Deployments prints a list of deployments: a JSON array with asJSON, else a table.
 func Deployments(w io.Writer, asJSON bool, ds []state.Deployment) error {
 	if asJSON {
-		out := make([]listJSON, 0, len(ds))
+		out := make([]DeploymentJSON, 0, len(ds))
 		for i := range ds {
-			out = append(out, listJSON{DeploymentJSON: DeploymentOf(&ds[i], nil)})
+			out = append(out, DeploymentOf(&ds[i]))
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -135,7 +130,10 @@ func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Ev
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(DeploymentOf(d, events))
+		if events == nil {
+			events = []state.Event{}
+		}
+		return enc.Encode(ShowJSON{DeploymentJSON: DeploymentOf(d), Events: events})
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	row := func(k, v string) {
