@@ -50,7 +50,7 @@ ORDER BY stack, seq FOR UPDATE`
 ORDER BY seq`
 	sqlReadByIDs      = `SELECT ` + sqlschema.QueueColumns + ` FROM deployments WHERE id = ANY($1::text[])`
 	sqlReadForUpdate  = `SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments WHERE id = $1 FOR UPDATE`
-	sqlReadWithSnap   = `SELECT ` + sqlschema.DeploymentColumns + `, snapshot FROM deployments WHERE id = $1`
+	sqlReadWithSnap   = `SELECT ` + sqlschema.DeploymentColumns + `, ` + sqlschema.SnapshotColumn + ` FROM deployments WHERE id = $1`
 	sqlHeartbeat      = `UPDATE deployments SET heartbeat_at = $2 WHERE id = ANY($1::text[]) AND status IN ` + sqlschema.QueuedStatuses
 	constraintRunning = "deployments_one_running"
 )
@@ -81,19 +81,25 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 		}
 		rows = sqlschema.Numbered(ds, last, b.now())
 		batch := &pgx.Batch{}
+		var of []string // the deployment of each queued statement
 		for i := range rows {
-			args, err := sqlschema.DeploymentArgs(&rows[i])
+			args, payload, err := sqlschema.DeploymentArgs(&rows[i])
 			if err != nil {
 				return err
 			}
 			batch.Queue(sqlschema.InsertDeployment, args...)
+			of = append(of, rows[i].ID)
+			if payload != nil {
+				batch.Queue(sqlschema.InsertPayload, payload...)
+				of = append(of, rows[i].ID)
+			}
 		}
 		br := tx.SendBatch(ctx, batch)
-		for i := range rows {
+		for _, id := range of {
 			if _, err := br.Exec(); err != nil {
 				_ = br.Close()
 				if pgCode(err) == codeUniqueViolation {
-					return fmt.Errorf("a deployment with id %s already exists: %w", rows[i].ID, err)
+					return fmt.Errorf("a deployment with id %s already exists: %w", id, err)
 				}
 				return err
 			}
@@ -408,18 +414,10 @@ func lostRace(err error) bool {
 	return errors.Is(err, sqlschema.ErrLostRace) || retryable(err)
 }
 
-// queueError returns the queue's own errors (*state.TransitionError, *state.QueuedError, state.ErrNotFound)
-// as they are, and wraps any other failure of op with the database's hints.
+// queueError returns the queue's own errors as they are and wraps any other failure of op with the
+// database's hints (sqlschema.QueueError).
 func (b *Backend) queueError(op string, err error) error {
-	var te *state.TransitionError
-	var qe *state.QueuedError
-	if errors.As(err, &te) || errors.As(err, &qe) {
-		return err
-	}
-	if errors.Is(err, state.ErrNotFound) {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return dbError(b.where, op, err)
+	return sqlschema.QueueError(op, err, func(op string, err error) error { return dbError(b.where, op, err) })
 }
 
 // queryer is what deployments are read with: the pool or a transaction.

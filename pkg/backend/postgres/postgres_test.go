@@ -224,8 +224,8 @@ func TestMigrationsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if known != 3 {
-		t.Errorf("knownVersion() = %d, want 3 (the SQLite backend's schema version)", known)
+	if known != 4 {
+		t.Errorf("knownVersion() = %d, want 4 (the SQLite backend's schema version)", known)
 	}
 	want := map[int64]int{0: 1}
 	for v := int64(1); v <= known; v++ {

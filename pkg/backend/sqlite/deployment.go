@@ -40,7 +40,7 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 		}
 		rows = sqlschema.Numbered(ds, last, b.now())
 		for i := range rows {
-			args, err := sqlschema.DeploymentArgs(&rows[i])
+			args, payload, err := sqlschema.DeploymentArgs(&rows[i])
 			if err != nil {
 				return err
 			}
@@ -49,6 +49,11 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 					return fmt.Errorf("a deployment with id %s already exists: %w", rows[i].ID, err)
 				}
 				return err
+			}
+			if payload != nil {
+				if _, err := conn.ExecContext(ctx, sqlschema.InsertPayload, payload...); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -281,18 +286,10 @@ func (b *Backend) Events(ctx context.Context, deploymentID string) ([]state.Even
 	return out, nil
 }
 
-// queueError returns the queue's own errors (*state.TransitionError, *state.QueuedError, state.ErrNotFound)
-// as they are, and wraps any other failure of op with the database's hints.
+// queueError returns the queue's own errors as they are and wraps any other failure of op with the
+// database's hints (sqlschema.QueueError).
 func (b *Backend) queueError(op string, err error) error {
-	var te *state.TransitionError
-	var qe *state.QueuedError
-	if errors.As(err, &te) || errors.As(err, &qe) {
-		return err
-	}
-	if errors.Is(err, state.ErrNotFound) {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	return dbError(b.path, op, err)
+	return sqlschema.QueueError(op, err, func(op string, err error) error { return dbError(b.path, op, err) })
 }
 
 // querier is what deployments are read with: the write connection inside a transaction, or the read pool.
@@ -314,7 +311,7 @@ func readDeployment(ctx context.Context, q querier, id string) (state.Deployment
 func getDeployment(ctx context.Context, q querier, id string) (*state.Deployment, error) {
 	var snapshot sql.NullString
 	d, err := sqlschema.ScanDeployment(q.QueryRowContext(ctx,
-		`SELECT `+sqlschema.DeploymentColumns+`, snapshot FROM deployments WHERE id = $1`, id), &snapshot)
+		`SELECT `+sqlschema.DeploymentColumns+`, `+sqlschema.SnapshotColumn+` FROM deployments WHERE id = $1`, id), &snapshot)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("deployment %s: %w", id, state.ErrNotFound)
 	}

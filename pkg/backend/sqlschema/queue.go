@@ -279,3 +279,18 @@ func Claimed(d state.Deployment, runner string, now time.Time) state.Deployment 
 	d.Status, d.StartedAt, d.HeartbeatAt, d.Runner = state.StatusRunning, now, now, runner
 	return d
 }
+
+// QueueError is how both backends report a failed queue operation op: the queue's own errors
+// (*state.TransitionError, *state.QueuedError) as they are, state.ErrNotFound wrapped with op, and any
+// other failure through dbError, which adds the database's hints.
+func QueueError(op string, err error, dbError func(op string, err error) error) error {
+	var te *state.TransitionError
+	var qe *state.QueuedError
+	if errors.As(err, &te) || errors.As(err, &qe) {
+		return err
+	}
+	if errors.Is(err, state.ErrNotFound) {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return dbError(op, err)
+}

@@ -22,10 +22,15 @@ type Rows interface {
 // The functions below read the schema's rows the same way for both backends. Their errors are the
 // driver's own (or a decoding error), unwrapped: the backend adds where and what it was doing.
 
-// DeploymentColumns are the deployments columns ScanDeployment reads, in its order: every column but the
-// snapshot.
+// DeploymentColumns are the columns ScanDeployment reads, in its order, selected FROM deployments (not
+// aliased): every column of the record and its plan, from deployment_payloads; never the snapshot.
 const DeploymentColumns = `id, stack, kind, status, message, seq, created_by, approved_by, rejected_by, aborted_by, ` +
-	`cdkx_version, snapshot_hash, plan, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error`
+	`cdkx_version, snapshot_hash, ` + payloadPlan + `, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error`
+
+// SnapshotColumn selects, FROM deployments, the deployment's snapshot (NULL when it has none).
+const SnapshotColumn = `(SELECT p.snapshot FROM deployment_payloads AS p WHERE p.id = deployments.id)`
+
+const payloadPlan = `(SELECT p.plan FROM deployment_payloads AS p WHERE p.id = deployments.id)`
 
 // QueueColumns are DeploymentColumns with the plan left out (read as NULL): what the queue's frequent
 // reads — claims, heartbeats — need. A plan of a large stack is megabytes of JSON; decoding it on every
@@ -71,17 +76,20 @@ func ScanDeployments(rows Rows) ([]state.Deployment, error) {
 	return out, rows.Err()
 }
 
-// InsertDeployment is the statement that stores a new deployment, with the arguments DeploymentArgs
-// returns.
-const InsertDeployment = `INSERT INTO deployments (id, stack, kind, status, message, seq, created_by, approved_by,
-  rejected_by, aborted_by, cdkx_version, snapshot, snapshot_hash, plan, state_version, created_at, started_at,
+// InsertDeployment and InsertPayload are the statements that store a new deployment, with the arguments
+// DeploymentArgs returns (the payload only when it has a snapshot or a plan).
+const (
+	InsertDeployment = `INSERT INTO deployments (id, stack, kind, status, message, seq, created_by, approved_by,
+  rejected_by, aborted_by, cdkx_version, snapshot_hash, state_version, created_at, started_at,
   finished_at, heartbeat_at, runner, version, error)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`
+	InsertPayload = `INSERT INTO deployment_payloads (id, snapshot, plan) VALUES ($1, $2, $3)`
+)
 
-// DeploymentArgs returns the arguments of InsertDeployment for d: the snapshot as text (NULL when empty),
-// the plan as JSON (NULL when nil) and times as Unix nanoseconds. Absent values are nil pointers, which
-// database/sql and pgx both send as NULL.
-func DeploymentArgs(d *state.Deployment) ([]any, error) {
+// DeploymentArgs returns the arguments of InsertDeployment for d, and those of InsertPayload (nil when d
+// has neither snapshot nor plan): the snapshot as text and the plan as JSON (NULL when absent), times as
+// Unix nanoseconds. Absent values are nil pointers, which database/sql and pgx both send as NULL.
+func DeploymentArgs(d *state.Deployment) (record, payload []any, err error) {
 	var snapshot, plan *string
 	if len(d.Snapshot) > 0 {
 		s := string(d.Snapshot)
@@ -90,14 +98,18 @@ func DeploymentArgs(d *state.Deployment) ([]any, error) {
 	if d.Plan != nil {
 		data, err := json.Marshal(d.Plan)
 		if err != nil {
-			return nil, fmt.Errorf("encode the plan of deployment %q: %w", d.ID, err)
+			return nil, nil, fmt.Errorf("encode the plan of deployment %q: %w", d.ID, err)
 		}
 		s := string(data)
 		plan = &s
 	}
-	return []any{d.ID, d.Stack, string(d.Kind), string(d.Status), d.Message, d.Seq, d.CreatedBy, d.ApprovedBy,
-		d.RejectedBy, d.AbortedBy, d.CdkxVersion, snapshot, d.SnapshotHash, plan, d.StateVersion,
-		Nanos(d.CreatedAt), Nanos(d.StartedAt), Nanos(d.FinishedAt), Nanos(d.HeartbeatAt), d.Runner, d.Version, d.Error}, nil
+	record = []any{d.ID, d.Stack, string(d.Kind), string(d.Status), d.Message, d.Seq, d.CreatedBy, d.ApprovedBy,
+		d.RejectedBy, d.AbortedBy, d.CdkxVersion, d.SnapshotHash, d.StateVersion,
+		Nanos(d.CreatedAt), Nanos(d.StartedAt), Nanos(d.FinishedAt), Nanos(d.HeartbeatAt), d.Runner, d.Version, d.Error}
+	if snapshot != nil || plan != nil {
+		payload = []any{d.ID, snapshot, plan}
+	}
+	return record, payload, nil
 }
 
 // LockColumns are the locks columns, without the stack, that ScanLock reads, in its order.
