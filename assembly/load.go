@@ -26,12 +26,8 @@ const ManifestFile = "manifest.json"
 // else (a link out of dir, a FIFO, a device, a directory, a larger file) is an error diagnostic naming the
 // file. A UTF-8 byte order mark at the start of a file is ignored.
 func Load(dir string) (*Assembly, diag.Diagnostics) {
-	r, err := openAssembly(dir)
-	if err != nil {
-		return nil, diag.Diagnostics{manifestError(filepath.Join(dir, ManifestFile), err)}
-	}
-	defer r.close()
-	return load(dir, r.read)
+	a, _, ds := LoadWithFiles(dir)
+	return a, ds
 }
 
 // load is Load with the file system behind readFile, so that tests and fuzzing work on bytes. readFile
@@ -87,10 +83,33 @@ func loadTemplate(a *Assembly, s *Stack, manifest string, readFile func(string) 
 	return ds
 }
 
+// LoadWithFiles is Load that also returns the bytes of every file it read (the manifest and the
+// templates), by slash-separated name relative to dir: what a deployment's snapshot pins, and what
+// LoadFiles loads the same assembly from. Nil when the manifest could not be read.
+func LoadWithFiles(dir string) (*Assembly, map[string][]byte, diag.Diagnostics) {
+	r, err := openAssembly(dir)
+	if err != nil {
+		return nil, nil, diag.Diagnostics{manifestError(filepath.Join(dir, ManifestFile), err)}
+	}
+	defer r.close()
+	files := map[string][]byte{}
+	a, ds := load(dir, func(name string) ([]byte, error) {
+		data, err := r.read(name)
+		if err == nil {
+			files[filepath.ToSlash(name)] = data
+		}
+		return data, err
+	})
+	if a == nil {
+		return nil, nil, ds
+	}
+	return a, files, ds
+}
+
 // LoadFiles is Load over files already read (a deployment's snapshot): names are relative to the
 // assembly directory, slash-separated ("manifest.json", "App.json"), and dir names the assembly in
 // diagnostics. A file the manifest names that files lacks is reported as missing. Sizes are not checked
-// again: the files passed Load's checks when they were read (Files).
+// again: the files passed Load's checks when they were read (LoadWithFiles).
 func LoadFiles(dir string, files map[string][]byte) (*Assembly, diag.Diagnostics) {
 	return load(dir, func(name string) ([]byte, error) {
 		data, ok := files[filepath.ToSlash(name)]
@@ -99,30 +118,4 @@ func LoadFiles(dir string, files map[string][]byte) (*Assembly, diag.Diagnostics
 		}
 		return data, nil
 	})
-}
-
-// Files reads again, with Load's checks, the manifest and every template of a (loaded from a.Dir) and
-// returns them by slash-separated name relative to the directory: what LoadFiles loads the same assembly
-// from.
-func Files(a *Assembly) (map[string][]byte, error) {
-	r, err := openAssembly(a.Dir)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	out := map[string][]byte{}
-	names := []string{ManifestFile}
-	for _, s := range a.Stacks {
-		if s.TemplateFile != "" {
-			names = append(names, s.TemplateFile)
-		}
-	}
-	for _, n := range names {
-		data, err := r.read(filepath.FromSlash(n))
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", filepath.Join(a.Dir, n), err)
-		}
-		out[filepath.ToSlash(n)] = data
-	}
-	return out, nil
 }

@@ -38,7 +38,7 @@ type Deploy struct {
 	NoRollback bool
 	// OnPlan, when set, receives the plan and its diagnostics (warnings) before it is applied.
 	OnPlan func(*planner.Plan, diag.Diagnostics)
-	// Files are the assembly's files for the deployments' snapshot (nil: read from Assembly.Dir).
+	// Files are the assembly's files for the deployments' snapshot (Record.Files).
 	Files map[string][]byte
 	// Passphrase seals sensitive values in the snapshot (CDKX_SECRETS_PASSPHRASE); without one they are
 	// left out of it.

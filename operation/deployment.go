@@ -149,8 +149,8 @@ type Record struct {
 	Assembly *assembly.Assembly
 	Graph    *planner.Graph
 	Selection
-	// Files are the assembly's files for the snapshot (nil: read again from Assembly.Dir; none when the
-	// assembly has no directory, as in tests: such a deployment runs only here and now).
+	// Files are the assembly's files as Assembly was loaded from them (assembly.LoadWithFiles), for the
+	// snapshot; nil records no snapshot (such a deployment runs only here and now).
 	Files      map[string][]byte
 	Status     state.DeploymentStatus
 	Kind       state.DeploymentKind
@@ -179,16 +179,10 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 	if plan == nil {
 		return nil, nil, &PlanError{Diagnostics: ds}
 	}
-	files := r.Files
-	if files == nil && r.Assembly.Dir != "" {
-		if files, err = assembly.Files(r.Assembly); err != nil {
-			return nil, nil, fmt.Errorf("snapshot the assembly: %w", err)
-		}
-	}
 	var data []byte
 	var hash string
-	if files != nil {
-		snap, err := sealSnapshot(r.Assembly, files, r.Providers, r.Passphrase, r.RunHere)
+	if r.Files != nil {
+		snap, err := sealSnapshot(r.Assembly, r.Files, r.Providers, r.Passphrase, r.RunHere)
 		if err != nil {
 			return nil, nil, err
 		}

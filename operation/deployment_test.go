@@ -19,9 +19,15 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
+// loaded is an assembly and the files it was loaded from.
+type loaded struct {
+	*assembly.Assembly
+	files map[string][]byte
+}
+
 // writeAssembly writes a one-stack assembly (stack S) whose resources R0..R(n-1) have value v and, when
 // secret is not "", that write-only secret; it returns it loaded and validated.
-func writeAssembly(t *testing.T, fx *fixture, n int, v, secret string) *assembly.Assembly {
+func writeAssembly(t *testing.T, fx *fixture, n int, v, secret string) loaded {
 	t.Helper()
 	dir := t.TempDir()
 	var res []string
@@ -41,20 +47,20 @@ func writeAssembly(t *testing.T, fx *fixture, n int, v, secret string) *assembly
 			t.Fatal(err)
 		}
 	}
-	a, ds := assembly.Load(dir)
+	a, read, ds := assembly.LoadWithFiles(dir)
 	if a == nil {
-		t.Fatalf("Load() = %v", ds)
+		t.Fatalf("LoadWithFiles() = %v", ds)
 	}
 	a, _, ds = operation.Validate(a, ds, fx.env.Providers)
 	if a == nil {
 		t.Fatalf("Validate() = %v", ds)
 	}
-	return a
+	return loaded{a, read}
 }
 
-func record(t *testing.T, fx *fixture, a *assembly.Assembly, status state.DeploymentStatus, passphrase string) *state.Deployment {
+func record(t *testing.T, fx *fixture, a loaded, status state.DeploymentStatus, passphrase string) *state.Deployment {
 	t.Helper()
-	ds, _, err := operation.Record{Env: fx.env, Assembly: a, Selection: operation.Selection{Stacks: []string{"S"}},
+	ds, _, err := operation.Record{Env: fx.env, Assembly: a.Assembly, Files: a.files, Selection: operation.Selection{Stacks: []string{"S"}},
 		Status: status, Kind: state.KindDeploy, Passphrase: passphrase}.Run(context.Background())
 	if err != nil {
 		t.Fatalf("Record(%s) = %v", status, err)
@@ -114,9 +120,9 @@ func TestProposeApproveRun(t *testing.T) {
 func TestStaleProposal(t *testing.T) {
 	fx := newFixture(t, 0)
 	ctx := context.Background()
-	fx.deploy(t, writeAssembly(t, fx, 2, "v1", ""))
+	fx.deploy(t, writeAssembly(t, fx, 2, "v1", "").Assembly)
 	p := record(t, fx, writeAssembly(t, fx, 2, "v2", ""), state.StatusProposed, "")
-	fx.deploy(t, writeAssembly(t, fx, 2, "v3", "")) // a proposal holds no place: this goes through
+	fx.deploy(t, writeAssembly(t, fx, 2, "v3", "").Assembly) // a proposal holds no place: this goes through
 	p = approve(t, fx, p)
 	calls := len(fx.tick)
 	_, _, err := (operation.RunDeployment{Env: fx.env, Deployment: p}).Run(ctx)
@@ -131,7 +137,7 @@ func TestStaleProposal(t *testing.T) {
 		t.Errorf("stale deployment status = %s, want FAILED", got.Status)
 	}
 	q := record(t, fx, writeAssembly(t, fx, 2, "v2", ""), state.StatusProposed, "")
-	fx.deploy(t, writeAssembly(t, fx, 2, "v4", ""))
+	fx.deploy(t, writeAssembly(t, fx, 2, "v4", "").Assembly)
 	q = approve(t, fx, q)
 	if _, _, err := (operation.RunDeployment{Env: fx.env, Deployment: q, Replan: true}).Run(ctx); err != nil {
 		t.Fatalf("RunDeployment(replan) = %v", err)
@@ -176,7 +182,7 @@ func TestSecretsAreSealed(t *testing.T) {
 	fx := newFixture(t, 0)
 	ctx := context.Background()
 	a := writeAssembly(t, fx, 1, "a", "hunter2-hunter2")
-	_, _, err := operation.Record{Env: fx.env, Assembly: a, Selection: operation.Selection{Stacks: []string{"S"}},
+	_, _, err := operation.Record{Env: fx.env, Assembly: a.Assembly, Files: a.files, Selection: operation.Selection{Stacks: []string{"S"}},
 		Status: state.StatusProposed, Kind: state.KindDeploy}.Run(ctx)
 	if !errors.Is(err, operation.ErrNoPassphrase) {
 		t.Fatalf("proposing a secret without a passphrase = %v, want ErrNoPassphrase", err)

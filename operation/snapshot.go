@@ -40,7 +40,7 @@ type Snapshot struct {
 	CdkxVersion string               `json:"cdkxVersion"`
 	Kind        state.DeploymentKind `json:"kind"`
 	// Files are the manifest and templates by slash-separated name (manifest.json, App.json…).
-	Files map[string]json.RawMessage `json:"files"`
+	Files map[string]json.RawMessage `json:"files,omitempty"`
 	// Salt (base64) derives the key of the sealed values; empty when none is sealed.
 	Salt string `json:"salt,omitempty"`
 	// Redacted is set when sensitive values were left out: the snapshot cannot run again.
@@ -130,12 +130,39 @@ func sealSnapshot(a *assembly.Assembly, files map[string][]byte, reg *engine.Reg
 	return snap, nil
 }
 
-// Encode returns the snapshot's stored bytes and their SHA-256 (hex).
+// Encode returns the snapshot's stored bytes and their SHA-256 (hex). The files go in as they are (a
+// UTF-8 byte order mark dropped), in name order, after a validity check: re-encoding them would copy and
+// compact megabytes of templates for nothing.
 func (s *Snapshot) Encode() ([]byte, string, error) {
-	data, err := json.Marshal(s)
+	meta := *s
+	meta.Files = nil
+	head, err := json.Marshal(meta) // {"format":…} without "files"
 	if err != nil {
 		return nil, "", err
 	}
+	names := slices.Sorted(maps.Keys(s.Files))
+	size := len(head) + len(`{"files":{},`)
+	for _, n := range names {
+		size += len(n) + len(s.Files[n]) + 8
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	buf.WriteString(`{"files":{`)
+	for i, n := range names {
+		raw := bytes.TrimPrefix(s.Files[n], []byte("\xef\xbb\xbf"))
+		if !json.Valid(raw) {
+			return nil, "", fmt.Errorf("snapshot: %s is not valid JSON", n)
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		name, _ := json.Marshal(n) // a string always encodes
+		buf.Write(name)
+		buf.WriteByte(':')
+		buf.Write(raw)
+	}
+	buf.WriteString("},")
+	buf.Write(head[1:])
+	data := buf.Bytes()
 	sum := sha256.Sum256(data)
 	return data, hex.EncodeToString(sum[:]), nil
 }

@@ -110,7 +110,7 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 		if opts.Propose {
 			status = state.StatusProposed
 		}
-		ds, _, err := operation.Record{Env: env, Assembly: l.Assembly, Graph: l.Graph, Selection: opts.Selection(stacks),
+		ds, _, err := operation.Record{Env: env, Assembly: l.Assembly, Graph: l.Graph, Files: l.Files, Selection: opts.Selection(stacks),
 			Status: status, Kind: state.KindDeploy, Message: opts.Message, Refresh: opts.Refresh, NoRollback: opts.NoRollback,
 			Passphrase: cfg.Passphrase,
 			OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
@@ -122,7 +122,7 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 		return view.Recorded(f.IO.Out, cfg.JSON, ds)
 	}
 	start := f.Now()
-	d := operation.Deploy{Passphrase: cfg.Passphrase, Env: env, Assembly: l.Assembly, Graph: l.Graph,
+	d := operation.Deploy{Passphrase: cfg.Passphrase, Env: env, Files: l.Files, Assembly: l.Assembly, Graph: l.Graph,
 		Selection: opts.Selection(stacks), Refresh: opts.Refresh, NoRollback: opts.NoRollback,
 		OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
 			project.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was deployed")

@@ -97,7 +97,7 @@ func diffRun(ctx context.Context, opts *Options) error {
 	}
 	if opts.Record {
 		recorded, _, err := project.Env(f, cfg, b, l.Registry).RecordPlan(ctx, operation.Record{Assembly: l.Assembly,
-			Graph: l.Graph, Selection: opts.Selection(stacks), Passphrase: cfg.Passphrase})
+			Graph: l.Graph, Files: l.Files, Selection: opts.Selection(stacks), Passphrase: cfg.Passphrase})
 		if err != nil {
 			return project.RunError(f, cfg, err)
 		}

@@ -37,6 +37,8 @@ type Loaded struct {
 	Registry *engine.Registry
 	// Graph is the graph of every stack, built by validation; MakePlan reuses it when a run covers them all.
 	Graph *planner.Graph
+	// Files are the manifest and templates as read, for the snapshot of the run's deployments.
+	Files map[string][]byte
 }
 
 // LoadAssembly reads and validates the assembly of cfg.App against the providers of f, printing the
@@ -44,13 +46,13 @@ type Loaded struct {
 // deployed") and returns an ExitError with code ExitErr.
 func LoadAssembly(f *cli.Factory, cfg *cli.Config, consequence string) (*Loaded, error) {
 	reg := f.Providers()
-	a, g, ds := Load(cfg.App, reg)
+	a, files, g, ds := Load(cfg.App, reg)
 	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, f.IO.Color && !cfg.NoColor)
 	if a == nil {
 		view.DiagnosticsFooter(f.IO.ErrOut, ds, consequence)
 		return nil, &cli.ExitError{Code: cli.ExitErr}
 	}
-	return &Loaded{Assembly: a, Registry: reg, Graph: g}, nil
+	return &Loaded{Assembly: a, Registry: reg, Graph: g, Files: files}, nil
 }
 
 // Selection returns what the plan flags select among stacks (the selected stacks, in deployment order).

@@ -17,16 +17,20 @@ import (
 )
 
 // Load reads the assembly in dir and validates it for deployment in one pass: format, references,
-// provider schemas and dependency cycles. It returns every diagnostic, and the dependency graph of all
-// stacks that the cycle check built (planner.Input.Graph reuses it); the assembly is nil when any
-// diagnostic is an error.
-func Load(dir string, reg *engine.Registry) (*assembly.Assembly, *planner.Graph, diag.Diagnostics) {
-	a, ds := assembly.Load(dir)
+// provider schemas and dependency cycles. It returns every diagnostic, the files it read (what a
+// deployment's snapshot pins) and the dependency graph of all stacks that the cycle check built
+// (planner.Input.Graph reuses it); the assembly is nil when any diagnostic is an error.
+func Load(dir string, reg *engine.Registry) (*assembly.Assembly, map[string][]byte, *planner.Graph, diag.Diagnostics) {
+	a, files, ds := assembly.LoadWithFiles(dir)
 	if a == nil {
 		ds.Sort()
-		return nil, nil, ds
+		return nil, nil, nil, ds
 	}
-	return operation.Validate(a, ds, reg)
+	a, g, ds := operation.Validate(a, ds, reg)
+	if a == nil {
+		return nil, nil, nil, ds
+	}
+	return a, files, g, ds
 }
 
 // SelectStacks returns the stacks named (all when names is empty) plus, unless exclusively, every stack
