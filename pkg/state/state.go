@@ -232,6 +232,9 @@ type Backend interface {
 	// GetStackVersion returns the stack as it was at version (replaying its journal); ErrNotFound when the
 	// stack never reached that version.
 	GetStackVersion(ctx context.Context, name string, version int64) (*Stack, error)
+	// StackVersion returns the stack's current version (0 for a stack never deployed) without reading its
+	// resources: whether a stack read earlier has moved since.
+	StackVersion(ctx context.Context, name string) (int64, error)
 
 	// Commit applies changes to the stack and stores events, in one transaction, and returns the
 	// stack's new version (one more than before, whatever the number of changes).

@@ -2,12 +2,31 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
+
+// StackVersion returns the stack's current version, 0 when it has no state.
+func (b *Backend) StackVersion(ctx context.Context, name string) (int64, error) {
+	op := fmt.Sprintf("read the version of stack %q", name)
+	if err := b.checkOpen(op); err != nil {
+		return 0, err
+	}
+	var v int64
+	err := b.pool.QueryRow(ctx, `SELECT version FROM stacks WHERE name = $1`, name).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, dbError(b.where, op, err)
+	}
+	return v, nil
+}
 
 // ListStacks returns the names of the stacks with at least one commit, sorted by bytes (collation "C",
 // whatever the database's collation is, as the SQLite backend sorts).

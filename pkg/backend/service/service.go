@@ -246,6 +246,15 @@ func (b *Backend) stackVersion(ctx context.Context, name string) (int64, bool, e
 	return info.Version, err == nil, err
 }
 
+// StackVersion returns the stack's current version (its checkpoint count), 0 when it has none.
+func (b *Backend) StackVersion(ctx context.Context, name string) (int64, error) {
+	v, _, err := b.stackVersion(ctx, name)
+	if err != nil {
+		return 0, fmt.Errorf("read the version of stack %s: %w", name, err)
+	}
+	return v, nil
+}
+
 // ListStacks returns the project's stacks that have been updated, sorted.
 func (b *Backend) ListStacks(ctx context.Context) ([]string, error) {
 	var resp struct {

@@ -12,6 +12,19 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
+// StackVersion returns the stack's current version, 0 when it has no state.
+func (b *Backend) StackVersion(ctx context.Context, name string) (int64, error) {
+	var v int64
+	err := b.r.QueryRowContext(ctx, `SELECT version FROM stacks WHERE name = $1`, name).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, dbError(b.path, fmt.Sprintf("read the version of stack %q", name), err)
+	}
+	return v, nil
+}
+
 // ListStacks returns the names of the stacks with at least one commit, sorted.
 func (b *Backend) ListStacks(ctx context.Context) ([]string, error) {
 	rows, err := b.r.QueryContext(ctx, `SELECT name FROM stacks`)

@@ -314,6 +314,9 @@ func testVersionsPerStack(t *testing.T, b state.Backend) {
 		if got := mustGetStack(t, b, name).Version; got != want {
 			t.Errorf("GetStack(%s).Version = %d, want %d", name, got, want)
 		}
+		if got, err := b.StackVersion(ctx, name); err != nil || got != want {
+			t.Errorf("StackVersion(%s) = %d, %v; want %d", name, got, err, want)
+		}
 	}
 }
 
