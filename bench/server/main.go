@@ -54,7 +54,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/cdkx-dev/cdkx/pkg/server"
+	"github.com/cdkx-dev/cdkx/internal/server"
 )
 
 func main() {

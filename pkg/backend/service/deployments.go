@@ -16,12 +16,12 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
-// The deployment queue lives on the service (pkg/server, deployments.go): every rule is enforced there,
+// The deployment queue lives on the service (internal/server, deployments.go): every rule is enforced there,
 // in PostgreSQL; these methods only call it. The service records who from the API token's name, and
 // takes claim and heartbeat times from its own clock (the times given here are sent for information).
 // Each changing call carries an Idempotency-Key, so that the client's retries never apply it twice.
 
-// idempotencyHeader carries a changing call's key (pkg/server.IdempotencyHeader).
+// idempotencyHeader carries a changing call's key (internal/server.IdempotencyHeader).
 const idempotencyHeader = "Idempotency-Key"
 
 // mutate sends a changing request with a new idempotency key (kept across the Doer's retries) and maps

@@ -1,5 +1,5 @@
 // Package service is the state.Backend on a cdkx state service (`cdkx server`, see
-// pkg/server and "Running cdkx server" in README.md), over HTTP.
+// internal/server and "Running cdkx server" in README.md), over HTTP.
 //
 // A stack S maps to the service's stack ORG/PROJECT/S. Its state is stored as a Pulumi deployment laid
 // out one resource per line (document.go), so that each Commit sends only the text edits of the resources
@@ -368,7 +368,7 @@ func (b *Backend) Commit(ctx context.Context, deploymentID, stack string, change
 	return v, err
 }
 
-// commitRequest is the body of PATCH …/commit (pkg/server cdkxCommitRequest).
+// commitRequest is the body of PATCH …/commit (internal/server cdkxCommitRequest).
 type commitRequest struct {
 	SequenceNumber  int64         `json:"sequenceNumber"`
 	BaseVersion     int64         `json:"baseVersion"`
