@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/pkg/server"
+	"github.com/cdkx-dev/cdkx/internal/server"
 )
 
 // Options are the inputs of one `cdkx server`.
