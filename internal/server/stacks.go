@@ -2,60 +2,13 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
-
-// ErrTokenNotFound is returned by RevokeToken for a name no token has.
-var ErrTokenNotFound = errors.New("no API token has that name")
-
-// ErrTokenExists is returned by CreateToken for a name a token already has.
-var ErrTokenExists = errors.New("an API token with that name exists")
-
-// CreateToken issues an API token named name and returns it; only its SHA-256 is stored, so this is
-// the one time it can be read.
-func (s *Server) CreateToken(ctx context.Context, name string) (string, error) {
-	if !validName.MatchString(name) {
-		return "", errors.New("create token: a name is 1 to 100 letters, digits, '-', '_' or '.'")
-	}
-	var raw [32]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", err
-	}
-	tok := "cdkx-" + hex.EncodeToString(raw[:])
-	sum := sha256.Sum256([]byte(tok))
-	_, err := s.pool.Exec(ctx, `INSERT INTO svc_tokens (name, hash, created_at) VALUES ($1, $2, $3)`, name, sum[:], s.now())
-	if pgCode(err) == codeUniqueViolation {
-		return "", ErrTokenExists
-	}
-	if err != nil {
-		return "", err
-	}
-	return tok, nil
-}
-
-// RevokeToken deletes the API token named name.
-func (s *Server) RevokeToken(ctx context.Context, name string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM svc_tokens WHERE name = $1`, name)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return ErrTokenNotFound
-	}
-	return nil
-}
-
-// validName matches organization, project, stack and token names.
-var validName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,100}$`)
 
 // stackRef is a stack's row identity and counters.
 type stackRef struct {
@@ -92,82 +45,6 @@ func (s *Server) capabilities(r *http.Request, c *call) (any, error) {
 		Version:       2,
 		Configuration: json.RawMessage(`{"checkpointCutoffSizeBytes":1048576}`),
 	}}}, nil
-}
-
-// orgInfo mirrors the service's organization summary of GET /api/user.
-type orgInfo struct {
-	GitHubLogin string `json:"githubLogin"`
-	Name        string `json:"name"`
-}
-
-// userInfo mirrors the service's GET /api/user answer (the fields the Pulumi CLI reads).
-type userInfo struct {
-	ID            string    `json:"id"`
-	GitHubLogin   string    `json:"githubLogin"`
-	Name          string    `json:"name"`
-	Email         string    `json:"email"`
-	AvatarURL     string    `json:"avatarUrl"`
-	Organizations []orgInfo `json:"organizations"`
-	Identities    []string  `json:"identities"`
-}
-
-func (s *Server) user(r *http.Request, c *call) (any, error) {
-	orgs := []orgInfo{{GitHubLogin: s.org, Name: s.org}}
-	rows, err := s.pool.Query(r.Context(), `SELECT DISTINCT org FROM svc_stacks WHERE org <> $1 ORDER BY org`, s.org)
-	if err != nil {
-		return nil, err
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range names {
-		orgs = append(orgs, orgInfo{GitHubLogin: n, Name: n})
-	}
-	return userInfo{ID: c.user, GitHubLogin: c.user, Name: c.user, Organizations: orgs, Identities: []string{}}, nil
-}
-
-// defaultOrg mirrors apitype.GetDefaultOrganizationResponse, whose fields have no JSON tags.
-func (s *Server) defaultOrg(r *http.Request, c *call) (any, error) {
-	return map[string]any{"OrganizationName": s.org, "Messages": []any{}}, nil
-}
-
-// stackSummary mirrors apitype.StackSummary.
-type stackSummary struct {
-	OrgName       string `json:"orgName"`
-	ProjectName   string `json:"projectName"`
-	StackName     string `json:"stackName"`
-	LastUpdate    *int64 `json:"lastUpdate,omitempty"`
-	ResourceCount *int64 `json:"resourceCount,omitempty"`
-}
-
-// listStacks answers GET /api/user/stacks?organization=&project= with every matching stack (one page).
-func (s *Server) listStacks(r *http.Request, c *call) (any, error) {
-	q := r.URL.Query()
-	rows, err := s.pool.Query(r.Context(), `SELECT org, project, name, last_update, resource_count FROM svc_stacks
-WHERE ($1 = '' OR org = $1) AND ($2 = '' OR project = $2) ORDER BY org, project, name`,
-		q.Get("organization"), q.Get("project"))
-	if err != nil {
-		return nil, err
-	}
-	stacks := []stackSummary{}
-	for rows.Next() {
-		var sum stackSummary
-		var last *time.Time
-		var count int64
-		if err := rows.Scan(&sum.OrgName, &sum.ProjectName, &sum.StackName, &last, &count); err != nil {
-			return nil, err
-		}
-		if last != nil {
-			u := last.Unix()
-			sum.LastUpdate, sum.ResourceCount = &u, &count
-		}
-		stacks = append(stacks, sum)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return map[string]any{"stacks": stacks}, nil
 }
 
 // createStackRequest mirrors apitype.CreateStackRequest.
