@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -267,4 +269,153 @@ func decodeEdits(data []byte) ([]textEdit, error) {
 		edits, data = append(edits, e), data[f[2]:]
 	}
 	return edits, nil
+}
+
+// checkpointRequest mirrors apitype.PatchUpdateCheckpointRequest.
+type checkpointRequest struct {
+	IsInvalid  bool            `json:"isInvalid"`
+	Version    int             `json:"version"`
+	Features   []string        `json:"features,omitempty"`
+	Deployment json.RawMessage `json:"deployment,omitempty"`
+}
+
+func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
+	var req checkpointRequest
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	if len(req.Deployment) == 0 {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: the checkpoint has no deployment")
+	}
+	var compact bytes.Buffer
+	fmt.Fprintf(&compact, `{"version":%d,"deployment":`, req.Version)
+	if err := json.Compact(&compact, req.Deployment); err != nil {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: the deployment is not valid JSON: %v", err)
+	}
+	compact.WriteByte('}')
+	data := compact.Bytes()
+	count, err := validateDeployment(data, false)
+	if err != nil {
+		return nil, err
+	}
+	var stackID, version int64
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := s.lockRunning(r.Context(), tx, r, c)
+		if err != nil {
+			return err
+		}
+		stackID = u.stackID
+		version, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, nil, count)
+		return err
+	})
+	if err == nil {
+		s.texts.put(stackID, version, data)
+	}
+	return nil, err
+}
+
+// verbatimRequest mirrors apitype.PatchUpdateVerbatimCheckpointRequest.
+type verbatimRequest struct {
+	Version           int             `json:"version"`
+	UntypedDeployment json.RawMessage `json:"untypedDeployment,omitempty"`
+	SequenceNumber    int64           `json:"sequenceNumber"`
+}
+
+func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
+	var req verbatimRequest
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	if len(req.UntypedDeployment) == 0 {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: the checkpoint has no untypedDeployment")
+	}
+	count, err := validateDeployment(req.UntypedDeployment, false)
+	if err != nil {
+		return nil, err
+	}
+	var stackID, version int64
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := s.lockRunning(r.Context(), tx, r, c)
+		if err != nil {
+			return err
+		}
+		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
+			return err
+		}
+		stackID = u.stackID
+		version, err = s.storeCheckpoint(r.Context(), tx, u, req.UntypedDeployment, nil, &req.SequenceNumber, count)
+		return err
+	})
+	if err == nil && version > 0 {
+		s.texts.put(stackID, version, req.UntypedDeployment)
+	}
+	return nil, err
+}
+
+// seenSequence tells whether update already stored the checkpoint with sequence number seq.
+func seenSequence(ctx context.Context, tx pgx.Tx, update string, seq int64) (bool, error) {
+	var seen bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM svc_checkpoints WHERE update_id = $1 AND sequence_number = $2)`, update, seq).Scan(&seen)
+	return seen, err
+}
+
+// deltaRequest mirrors apitype.PatchUpdateCheckpointDeltaRequest.
+type deltaRequest struct {
+	Version         int             `json:"version"`
+	CheckpointHash  string          `json:"checkpointHash"`
+	SequenceNumber  int64           `json:"sequenceNumber"`
+	DeploymentDelta json.RawMessage `json:"deploymentDelta,omitempty"`
+}
+
+func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
+	var req deltaRequest
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	edits, err := parseDelta(req.DeploymentDelta)
+	if err != nil {
+		return nil, err
+	}
+	var stackID, version int64
+	var next []byte
+	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		u, err := s.lockRunning(r.Context(), tx, r, c)
+		if err != nil {
+			return err
+		}
+		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
+			return err
+		}
+		// The base is the update's last checkpoint, which is the stack's current version while the
+		// update is active.
+		var base *int64
+		if err := tx.QueryRow(r.Context(), `SELECT max(version) FROM svc_checkpoints WHERE update_id = $1`, u.id).Scan(&base); err != nil {
+			return err
+		}
+		if base == nil {
+			return errorf(http.StatusBadRequest, "Bad Request: update %s has no checkpoint to apply a delta to; send it verbatim", u.id)
+		}
+		prev, err := s.checkpointText(r.Context(), tx, u.stackID, *base)
+		if err != nil {
+			return err
+		}
+		next, err = applyDelta(prev, edits)
+		if err != nil {
+			return err
+		}
+		if err := checkHash(next, req.CheckpointHash); err != nil {
+			return err
+		}
+		count, err := validateDeployment(next, false)
+		if err != nil {
+			return err
+		}
+		stackID = u.stackID
+		version, err = s.storeCheckpoint(r.Context(), tx, u, next, edits, &req.SequenceNumber, count)
+		return err
+	})
+	if err == nil && version > 0 {
+		s.texts.put(stackID, version, next)
+	}
+	return nil, err
 }
