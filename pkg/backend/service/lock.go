@@ -16,6 +16,12 @@ import (
 
 // Lease renewal.
 const (
+	// Lease is the lifetime of the lease this client asks start for ("leaseSeconds", a cdkx extension of
+	// StartUpdateRequest; a server that does not know it grants its own, 300 s by default). Short, so that
+	// the stack of a client killed with -9 is free again about Lease after its last renewal: the next
+	// create of an update on the stack takes over an expired lease. The client renews it once a third of
+	// it has run out, leaving two thirds (about 13 s) for retries through a server or network outage.
+	Lease = 20 * time.Second
 	// minRenewEvery bounds how often a lease is renewed.
 	minRenewEvery = 200 * time.Millisecond
 	// renewRetry is the wait before retrying a renewal that failed for a transient reason.
@@ -106,12 +112,12 @@ func (l *lease) stop() {
 	})
 }
 
-// renewLoop renews the lease when half of it has run out, until stop or until the service refuses it.
+// renewLoop renews the lease once a third of it has run out, until stop or until the service refuses it.
 func (l *lease) renewLoop() {
 	defer close(l.halted)
 	for {
 		l.mu.Lock()
-		wait := time.Until(l.expires) / 2
+		wait := time.Until(l.expires) - 2*l.duration/3
 		l.mu.Unlock()
 		wait = max(wait, minRenewEvery)
 		select {
@@ -222,7 +228,8 @@ func (b *Backend) begin(ctx context.Context, info state.LockInfo) (*lease, error
 		TokenExpiration int64  `json:"tokenExpiration"`
 	}
 	sent := time.Now()
-	if err := b.call(ctx, "POST", path, map[string]any{"tags": map[string]string{}}, &started); err != nil {
+	start := map[string]any{"tags": map[string]string{}, "leaseSeconds": int(Lease / time.Second)}
+	if err := b.call(ctx, "POST", path, start, &started); err != nil {
 		// Never leave a created update behind: it would hold the stack for an hour.
 		_ = b.call(context.WithoutCancel(ctx), "POST", path+"/cancel", nil, nil)
 		return nil, fmt.Errorf("lock stack %s: start the update: %w", info.Stack, err)
