@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/internal/server"
 	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
 	"github.com/cdkx-dev/cdkx/pkg/backend/service"
-	"github.com/cdkx-dev/cdkx/internal/server"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/pkg/state/statetest"
 )
