@@ -144,11 +144,11 @@ func TestLifecycle(t *testing.T) {
 	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export", e.token, nil); string(got) != verbatim {
 		t.Errorf("export = %s, want the verbatim bytes %s", got, verbatim)
 	}
-	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export/1", e.token, nil); string(got) != deployment1 {
+	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export/1?checkpoint=true", e.token, nil); string(got) != deployment1 {
 		t.Errorf("export/1 = %s, want %s", got, deployment1)
 	}
-	e.must(404, "GET", "/api/stacks/org/proj/dev/export/3", e.token, nil)
-	e.must(400, "GET", "/api/stacks/org/proj/dev/export/x", e.token, nil)
+	e.must(404, "GET", "/api/stacks/org/proj/dev/export/3?checkpoint=true", e.token, nil)
+	e.must(400, "GET", "/api/stacks/org/proj/dev/export/x?checkpoint=true", e.token, nil)
 
 	// Events: idempotent by sequence, replayed in order.
 	ev := func(seq int) string {
@@ -226,7 +226,7 @@ func TestExecutionErrors(t *testing.T) {
 	}{
 		{"another stack's lease", "PATCH", dev + "/checkpointverbatim", prodLease, cp, 403, ""},
 		{"lease on another stack's URL", "PATCH", "/api/stacks/org/proj/dev/update/" + prodID + "/checkpointverbatim", prodLease, cp, 403, ""},
-		{"another kind in the URL", "PATCH", "/api/stacks/org/proj/dev/destroy/" + id + "/checkpointverbatim", lease, cp, 403, ""},
+		{"unknown kind in the URL", "PATCH", "/api/stacks/org/proj/dev/deploy/" + id + "/checkpointverbatim", lease, cp, 404, ""},
 		{"malformed JSON", "PATCH", dev + "/checkpointverbatim", lease, `{"version":3,`, 400, ""},
 		{"not JSON deployment", "PATCH", dev + "/checkpoint", lease, `{"version":3,"deployment":"x"}`, 400, ""},
 		{"resources not a list", "PATCH", dev + "/checkpointverbatim", lease, `{"version":3,"untypedDeployment":{"version":3,"deployment":{"resources":{}}},"sequenceNumber":8}`, 400, ""},
@@ -329,7 +329,7 @@ func TestImport(t *testing.T) {
 	if got, want := e.snapshot("dev"), (snapshot{Version: 1, Checkpoints: 1, Statuses: "succeeded", Expiries: "-"}); got != want {
 		t.Errorf("after import: %+v, want %+v", got, want)
 	}
-	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export/1", e.token, nil); string(got) != deployment1 {
+	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export/1?checkpoint=true", e.token, nil); string(got) != deployment1 {
 		t.Errorf("export/1 = %s, want %s", got, deployment1)
 	}
 }
@@ -426,7 +426,7 @@ func TestDelta(t *testing.T) {
 	base := `{"version":3,"deployment":{"manifest":{"time":"é"},"resources":[]}}`
 	e.must(200, "PATCH", path+"/checkpointverbatim", lease, `{"version":3,"untypedDeployment":`+base+`,"sequenceNumber":1}`)
 	at := strings.Index(base, "[]") + 1
-	want := base[:at] + `{"urn":"a"}` + base[at:]
+	want := base[:at] + `{"urn":"a","type":"t"}` + base[at:]
 	edit := func(start, end int, text string) map[string]any {
 		return map[string]any{"Span": map[string]any{"uri": "", "start": map[string]int{"line": 1, "column": start + 1, "offset": start}, "end": map[string]int{"line": 1, "column": end + 1, "offset": end}}, "NewText": text}
 	}
@@ -438,9 +438,9 @@ func TestDelta(t *testing.T) {
 		name string
 		body map[string]any
 	}{
-		{"hash mismatch", req(2, hash("x"), edit(at, at, `{"urn":"a"}`))},
+		{"hash mismatch", req(2, hash("x"), edit(at, at, `{"urn":"a","type":"t"}`))},
 		{"out of bounds", req(2, hash(want), edit(at, len(base)+1, ""))},
-		{"overlap", req(2, hash(want), edit(at, at, `{"urn":"a"}`), edit(at-1, at+1, "[]"))},
+		{"overlap", req(2, hash(want), edit(at, at, `{"urn":"a","type":"t"}`), edit(at-1, at+1, "[]"))},
 		{"result not a deployment", req(2, hash(base[:at]), edit(at, len(base), ""))},
 	}
 	for _, tt := range refused {
@@ -454,9 +454,9 @@ func TestDelta(t *testing.T) {
 			}
 		})
 	}
-	e.must(200, "PATCH", path+"/checkpointdelta", lease, req(2, hash(want), edit(at, at, `{"urn":"a"}`)))
+	e.must(200, "PATCH", path+"/checkpointdelta", lease, req(2, hash(want), edit(at, at, `{"urn":"a","type":"t"}`)))
 	before := e.snapshot("dev")
-	e.must(200, "PATCH", path+"/checkpointdelta", lease, req(2, hash(want), edit(at, at, `{"urn":"a"}`)))
+	e.must(200, "PATCH", path+"/checkpointdelta", lease, req(2, hash(want), edit(at, at, `{"urn":"a","type":"t"}`)))
 	if diff := cmp.Diff(before, e.snapshot("dev")); diff != "" {
 		t.Errorf("repeated delta changed the database (-before +after):\n%s", diff)
 	}

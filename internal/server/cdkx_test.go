@@ -22,7 +22,7 @@ func TestCdkxCommit(t *testing.T) {
 	e.createStack("dev")
 	id, lease := e.startUpdate("dev", "update")
 	path := "/api/stacks/org/proj/dev/update/" + id + "/commit"
-	v1 := `{"version":3,"deployment":{"cdkx":{"n":1},"resources":[` + "\n" + `{"urn":"a"}` + "\n]}}"
+	v1 := `{"version":3,"deployment":{"cdkx":{"n":1,"format":1},"resources":[` + "\n" + `{"urn":"a","type":"t","cdkx":{"logicalId":"a"}}` + "\n]}}"
 	commit := func(seq, base int64, extra string) string {
 		return fmt.Sprintf(`{"sequenceNumber":%d,"baseVersion":%d,"resourceCount":1,"deploymentId":"d1",%s}`, seq, base, extra)
 	}
@@ -31,10 +31,10 @@ func TestCdkxCommit(t *testing.T) {
 	if got.Version != 1 {
 		t.Fatalf("first commit stored version %d, want 1", got.Version)
 	}
-	// Replace {"n":1} (bytes 39-46) with {"n":2}.
+	// Replace {"n":1, (bytes 35-42) with {"n":2,.
 	at := len(`{"version":3,"deployment":{"cdkx":`)
-	v2 := v1[:at] + `{"n":2}` + v1[at+7:]
-	edit := fmt.Sprintf(`[{"Span":{"start":{"offset":%d},"end":{"offset":%d}},"NewText":"{\"n\":2}"}]`, at, at+7)
+	v2 := v1[:at] + `{"n":2,` + v1[at+7:]
+	edit := fmt.Sprintf(`[{"Span":{"start":{"offset":%d},"end":{"offset":%d}},"NewText":"{\"n\":2,"}]`, at, at+7)
 	body2 := commit(2, 1, `"checkpointHash":"`+hashOf(v2)+`","deploymentDelta":`+edit)
 	decode(t, e.must(200, "PATCH", path, lease, body2), &got)
 	if got.Version != 2 {

@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // Checkpoint storage. A stack's versions are stored as a chain: a whole checkpoint (a snapshot), then
@@ -25,7 +27,8 @@ import (
 // maxCachedStacks bounds the stacks whose latest text a replica keeps in memory.
 const maxCachedStacks = 256
 
-// textCache maps a stack's row ID to the bytes of one of its versions.
+// textCache maps a stack's row ID to the bytes of one of its versions and, when built, their docIndex
+// (state.go), so that the next edit of that version is checked in O(size of the edit).
 type textCache struct {
 	mu sync.Mutex
 	m  map[int64]cachedText
@@ -34,6 +37,8 @@ type textCache struct {
 type cachedText struct {
 	version int64
 	text    []byte
+	// index is the text's index, or nil; whoever takes it (takeIndex) owns it.
+	index *docIndex
 }
 
 // get returns the cached bytes of the stack at version, if those are the ones cached. Callers must not
@@ -48,9 +53,34 @@ func (c *textCache) get(stackID, version int64) ([]byte, bool) {
 	return e.text, true
 }
 
-// put caches text as the stack's bytes at version; call it only once the transaction that stored the
-// version has committed. A full cache drops an arbitrary entry.
-func (c *textCache) put(stackID, version int64, text []byte) {
+// takeIndex returns the cached index of the stack's text at version, checked against the rules of
+// kind, and removes it from the cache: the caller owns it (and may give it back with putIndex).
+func (c *textCache) takeIndex(stackID, version int64, kind docKind) *docIndex {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[stackID]
+	if !ok || e.version != version || e.index == nil || e.index.kind != kind {
+		return nil
+	}
+	ix := e.index
+	e.index = nil
+	c.m[stackID] = e
+	return ix
+}
+
+// putIndex gives back the index of the stack's text at version, if that text is still the one cached.
+func (c *textCache) putIndex(stackID, version int64, ix *docIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.m[stackID]; ok && e.version == version && e.index == nil {
+		e.index = ix
+		c.m[stackID] = e
+	}
+}
+
+// put caches text (and its index, or nil) as the stack's bytes at version; call it only once the
+// transaction that stored the version has committed. A full cache drops an arbitrary entry.
+func (c *textCache) put(stackID, version int64, text []byte, ix *docIndex) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
@@ -65,7 +95,28 @@ func (c *textCache) put(stackID, version int64, text []byte) {
 			break
 		}
 	}
-	c.m[stackID] = cachedText{version: version, text: text}
+	c.m[stackID] = cachedText{version: version, text: text, index: ix}
+}
+
+// checkEdit checks next, which edits (sorted) turn prev, the stack's text at version, into, against
+// the rules of kind, and returns its index. It reads only what the edits touch when the cache holds the
+// index of prev; else it reads prev whole once (another replica wrote it, or this one restarted). A 400
+// apiError when next breaks a rule.
+func (s *Server) checkEdit(stackID, version int64, prev, next []byte, edits []textEdit, kind docKind) (*docIndex, error) {
+	ix := s.texts.takeIndex(stackID, version, kind)
+	if ix == nil {
+		var err error
+		if ix, err = buildIndex(prev, kind); err != nil {
+			// prev itself breaks the rules (stored before they were checked): check next whole.
+			return indexDeployment(next, kind)
+		}
+	}
+	nx, err := ix.update(next, edits)
+	if err != nil {
+		s.texts.putIndex(stackID, version, ix)
+		return nil, err
+	}
+	return nx, nil
 }
 
 // checkpointText returns the exact bytes of the stack's checkpoint at version (the empty deployment for
@@ -271,16 +322,8 @@ func decodeEdits(data []byte) ([]textEdit, error) {
 	return edits, nil
 }
 
-// checkpointRequest mirrors apitype.PatchUpdateCheckpointRequest.
-type checkpointRequest struct {
-	IsInvalid  bool            `json:"isInvalid"`
-	Version    int             `json:"version"`
-	Features   []string        `json:"features,omitempty"`
-	Deployment json.RawMessage `json:"deployment,omitempty"`
-}
-
 func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
-	var req checkpointRequest
+	var req stateapi.PatchUpdateCheckpointRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -294,7 +337,7 @@ func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
 	}
 	compact.WriteByte('}')
 	data := compact.Bytes()
-	count, err := validateDeployment(data, false)
+	ix, err := indexDeployment(data, pulumiDoc)
 	if err != nil {
 		return nil, err
 	}
@@ -305,31 +348,24 @@ func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, nil, count)
+		version, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, nil, ix.count())
 		return err
 	})
 	if err == nil {
-		s.texts.put(stackID, version, data)
+		s.texts.put(stackID, version, data, ix)
 	}
 	return nil, err
 }
 
-// verbatimRequest mirrors apitype.PatchUpdateVerbatimCheckpointRequest.
-type verbatimRequest struct {
-	Version           int             `json:"version"`
-	UntypedDeployment json.RawMessage `json:"untypedDeployment,omitempty"`
-	SequenceNumber    int64           `json:"sequenceNumber"`
-}
-
 func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
-	var req verbatimRequest
+	var req stateapi.PatchUpdateVerbatimCheckpointRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
 	if len(req.UntypedDeployment) == 0 {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: the checkpoint has no untypedDeployment")
 	}
-	count, err := validateDeployment(req.UntypedDeployment, false)
+	ix, err := indexDeployment(req.UntypedDeployment, pulumiDoc)
 	if err != nil {
 		return nil, err
 	}
@@ -343,11 +379,11 @@ func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpoint(r.Context(), tx, u, req.UntypedDeployment, nil, &req.SequenceNumber, count)
+		version, err = s.storeCheckpoint(r.Context(), tx, u, req.UntypedDeployment, nil, &req.SequenceNumber, ix.count())
 		return err
 	})
 	if err == nil && version > 0 {
-		s.texts.put(stackID, version, req.UntypedDeployment)
+		s.texts.put(stackID, version, req.UntypedDeployment, ix)
 	}
 	return nil, err
 }
@@ -359,16 +395,8 @@ func seenSequence(ctx context.Context, tx pgx.Tx, update string, seq int64) (boo
 	return seen, err
 }
 
-// deltaRequest mirrors apitype.PatchUpdateCheckpointDeltaRequest.
-type deltaRequest struct {
-	Version         int             `json:"version"`
-	CheckpointHash  string          `json:"checkpointHash"`
-	SequenceNumber  int64           `json:"sequenceNumber"`
-	DeploymentDelta json.RawMessage `json:"deploymentDelta,omitempty"`
-}
-
 func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
-	var req deltaRequest
+	var req stateapi.PatchUpdateCheckpointDeltaRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -376,8 +404,10 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	edits = sortEdits(edits)
 	var stackID, version int64
 	var next []byte
+	var ix *docIndex
 	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
@@ -406,16 +436,18 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 		if err := checkHash(next, req.CheckpointHash); err != nil {
 			return err
 		}
-		count, err := validateDeployment(next, false)
-		if err != nil {
+		if ix, err = s.checkEdit(u.stackID, *base, prev, next, edits, pulumiDoc); err != nil {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpoint(r.Context(), tx, u, next, edits, &req.SequenceNumber, count)
+		version, err = s.storeCheckpoint(r.Context(), tx, u, next, edits, &req.SequenceNumber, ix.count())
 		return err
 	})
 	if err == nil && version > 0 {
-		s.texts.put(stackID, version, next)
+		s.texts.put(stackID, version, next, ix)
 	}
 	return nil, err
 }
+
+// deltaRequest is the body of checkpointdelta (the name the golden tests use).
+type deltaRequest = stateapi.PatchUpdateCheckpointDeltaRequest

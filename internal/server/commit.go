@@ -5,30 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strings"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 	"github.com/jackc/pgx/v5"
 )
 
-// cdkxCommitRequest is the body of PATCH …/commit: the edits that turn the stack's checkpoint at
-// BaseVersion into the new one (DeploymentDelta, the same text edits as checkpointdelta), or the new
-// checkpoint's exact text (DeploymentText, a JSON string: its bytes are kept as they are), and the
-// SHA-256 (lowercase hex) of the result; SequenceNumber makes a retry a no-op that answers the version
-// the first attempt stored.
-type cdkxCommitRequest struct {
-	SequenceNumber  int64           `json:"sequenceNumber"`
-	BaseVersion     int64           `json:"baseVersion"`
-	CheckpointHash  string          `json:"checkpointHash"`
-	DeploymentDelta json.RawMessage `json:"deploymentDelta,omitempty"`
-	DeploymentText  *string         `json:"deploymentText,omitempty"`
-	ResourceCount   int             `json:"resourceCount"`
-	DeploymentID    string          `json:"deploymentId"`
-	Events          []state.Event   `json:"events,omitempty"`
-}
-
 func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
-	var req cdkxCommitRequest
+	var req stateapi.CommitRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -44,6 +28,7 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		if edits, err = parseDelta(req.DeploymentDelta); err != nil {
 			return nil, err
 		}
+		edits = sortEdits(edits)
 	}
 	for i, e := range req.Events {
 		if e.Status == "" {
@@ -52,6 +37,7 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 	}
 	var stackID, version int64
 	var next []byte
+	var ix *docIndex
 	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
@@ -71,11 +57,11 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		if current != req.BaseVersion {
 			return errorf(http.StatusConflict, "Conflict: the stack is at version %d, the commit was made against version %d; read the stack again", current, req.BaseVersion)
 		}
+		var prev []byte
 		if req.DeploymentText != nil {
 			next = []byte(*req.DeploymentText)
 		} else {
-			prev, err := s.checkpointText(r.Context(), tx, u.stackID, current)
-			if err != nil {
+			if prev, err = s.checkpointText(r.Context(), tx, u.stackID, current); err != nil {
 				return err
 			}
 			if next, err = applyDelta(prev, edits); err != nil {
@@ -85,11 +71,16 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		if err := checkHash(next, req.CheckpointHash); err != nil {
 			return err
 		}
-		if err := validEdits(next, req.DeploymentText != nil, edits); err != nil {
+		if req.DeploymentText != nil {
+			ix, err = indexDeployment(next, cdkxDoc)
+		} else {
+			ix, err = s.checkEdit(u.stackID, current, prev, next, edits, cdkxDoc)
+		}
+		if err != nil {
 			return err
 		}
 		stackID = u.stackID
-		if version, err = s.storeCheckpoint(r.Context(), tx, u, next, edits, &req.SequenceNumber, req.ResourceCount); err != nil {
+		if version, err = s.storeCheckpoint(r.Context(), tx, u, next, edits, &req.SequenceNumber, ix.count()); err != nil {
 			return err
 		}
 		if err := authorizeRecordWrite(r.Context(), tx, u, req.DeploymentID); err != nil {
@@ -101,30 +92,9 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		return nil, err
 	}
 	if next != nil {
-		s.texts.put(stackID, version, next)
+		s.texts.put(stackID, version, next, ix)
 	}
-	return map[string]int64{"version": version}, nil
-}
-
-// validEdits checks what a commit brings: a whole text must be valid JSON; with edits, each edit's new
-// text (the cdkx client edits whole lines: a resource or the stack header, after a "," or newline
-// separator) must be a valid JSON value or empty. Checking the edits, not the whole result, keeps a
-// commit O(size of the change) in parsing; the hash has already bound the result to what the client
-// built.
-func validEdits(next []byte, whole bool, edits []textEdit) error {
-	if whole {
-		if !json.Valid(next) {
-			return errorf(http.StatusBadRequest, "Bad Request: deploymentText is not valid JSON")
-		}
-		return nil
-	}
-	for i, e := range edits {
-		text := strings.TrimLeft(e.NewText, ",\n\r\t ")
-		if text != "" && !json.Valid([]byte(text)) {
-			return errorf(http.StatusBadRequest, "Bad Request: edit %d: its new text is not a JSON value", i)
-		}
-	}
-	return nil
+	return stateapi.CommitResponse{Version: version}, nil
 }
 
 // insertEvents stores events of deployment: explicit sequence numbers are kept, zero ones continue after

@@ -8,21 +8,13 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
-// textEdit is one edit of a deploymentDelta, as the Pulumi CLI sends it (capitalised keys); offsets
-// are byte offsets into the previous checkpoint's bytes.
-type textEdit struct {
-	Span struct {
-		Start struct {
-			Offset int `json:"offset"`
-		} `json:"start"`
-		End struct {
-			Offset int `json:"offset"`
-		} `json:"end"`
-	} `json:"Span"`
-	NewText string `json:"NewText"`
-}
+// textEdit is one edit of a deploymentDelta (stateapi.TextEdit); offsets are byte offsets into the
+// previous checkpoint's bytes.
+type textEdit = stateapi.TextEdit
 
 // parseDelta decodes a deploymentDelta.
 func parseDelta(raw json.RawMessage) ([]textEdit, error) {
@@ -36,16 +28,22 @@ func parseDelta(raw json.RawMessage) ([]textEdit, error) {
 	return edits, nil
 }
 
+// sortEdits returns edits sorted, stably, by span (start, then end), as applyDelta applies them.
+func sortEdits(edits []textEdit) []textEdit {
+	edits = slices.Clone(edits)
+	slices.SortStableFunc(edits, func(a, b textEdit) int {
+		return cmp.Or(cmp.Compare(a.Span.Start.Offset, b.Span.Start.Offset), cmp.Compare(a.Span.End.Offset, b.Span.End.Offset))
+	})
+	return edits
+}
+
 // applyDelta applies edits to prev: each replaces the bytes [start, end) with its new text. Like the
 // Pulumi CLI's own applier (gotextdiff.ApplyEdits), the edits are first sorted, stably, by span (start,
 // then end); the CLI sends them in that order anyway. Edits must be in bounds and must not overlap (each
 // starts at or after the previous one's end). Offsets are byte offsets: the text is never decoded, so
 // multi-byte UTF-8 and escapes in prev are kept as they are.
 func applyDelta(prev []byte, edits []textEdit) ([]byte, error) {
-	edits = slices.Clone(edits)
-	slices.SortStableFunc(edits, func(a, b textEdit) int {
-		return cmp.Or(cmp.Compare(a.Span.Start.Offset, b.Span.Start.Offset), cmp.Compare(a.Span.End.Offset, b.Span.End.Offset))
-	})
+	edits = sortEdits(edits)
 	size := len(prev) // an upper bound that untrusted offsets cannot inflate
 	for _, e := range edits {
 		size += len(e.NewText)

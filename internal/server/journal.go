@@ -195,7 +195,7 @@ func (s *Server) journalEntries(r *http.Request, c *call) (any, error) {
 		return err
 	})
 	if err == nil && version > 0 {
-		s.texts.put(stackID, version, text)
+		s.texts.put(stackID, version, text, nil)
 	}
 	return nil, err
 }
