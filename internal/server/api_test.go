@@ -80,7 +80,7 @@ func TestStacks(t *testing.T) {
 		{"empty body", "POST", "/api/stacks/org/proj", ``, 400},
 		{"missing stack", "GET", "/api/stacks/org/proj/nope", ``, 404},
 		{"delete missing", "DELETE", "/api/stacks/org/proj/nope", ``, 404},
-		{"encrypt is not offered", "POST", "/api/stacks/org/proj/dev/encrypt", `{"plaintext":"eA=="}`, 501},
+		{"encrypt without a secrets key", "POST", "/api/stacks/org/proj/dev/encrypt", `{"plaintext":"eA=="}`, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -120,7 +120,7 @@ func TestCheckpointStorageIsLinear(t *testing.T) {
 			}
 		}
 	}
-	if got := string(e.must(200, "GET", "/api/stacks/org/proj/dev/export/7", e.token, nil)); got != sent[7] {
+	if got := string(e.must(200, "GET", "/api/stacks/org/proj/dev/export/7?checkpoint=true", e.token, nil)); got != sent[7] {
 		t.Errorf("export/7 = %d bytes, want the %d bytes sent", len(got), len(sent[7]))
 	}
 }

@@ -203,7 +203,7 @@ func TestDeltaPulumiGolden(t *testing.T) {
 			want = append(want, tc.after)
 		}
 		for v, w := range want {
-			got := e.must(200, "GET", fmt.Sprintf("/api/stacks/org/proj/sequence/export/%d", v+1), e.token, nil)
+			got := e.must(200, "GET", fmt.Sprintf("/api/stacks/org/proj/sequence/export/%d?checkpoint=true", v+1), e.token, nil)
 			if !bytes.Equal(got, w) {
 				t.Errorf("export/%d = %s, want %s", v+1, got, w)
 			}

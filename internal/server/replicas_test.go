@@ -312,7 +312,7 @@ func TestReplicaFailover(t *testing.T) {
 		t.Errorf("after failover (-want +got):\n%s", diff)
 	}
 	for v := 1; v <= 4; v++ {
-		if got := c.must(200, 1, "GET", fmt.Sprintf("/api/stacks/org/proj/dev/export/%d", v), c.token, nil); string(got) != revDeployment(v) {
+		if got := c.must(200, 1, "GET", fmt.Sprintf("/api/stacks/org/proj/dev/export/%d?checkpoint=true", v), c.token, nil); string(got) != revDeployment(v) {
 			t.Errorf("export/%d = %s, want checkpoint %d", v, got, v)
 		}
 	}

@@ -9,6 +9,7 @@ package server
 
 import (
 	"context"
+	"crypto/cipher"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +49,10 @@ type Options struct {
 	// RequireSecondPerson makes approval a second person's act: approving a deployment whose creator is
 	// the approving token's name is refused (403), and so is creating a deployment APPROVED.
 	RequireSecondPerson bool
+	// SecretsKey is the 32-byte AES-256 key of the secrets endpoints (POST …/encrypt, …/decrypt,
+	// …/batch-encrypt, …/batch-decrypt; secrets.go); nil leaves them answering 400, which tells the user
+	// to configure a key or use another secrets provider. Open fails on a key of another length.
+	SecretsKey []byte
 }
 
 // Server is the state service on one PostgreSQL database. It is safe for concurrent use.
@@ -61,6 +66,8 @@ type Server struct {
 	grace   time.Duration
 	// secondPerson is Options.RequireSecondPerson.
 	secondPerson bool
+	// secrets seals the values of the secrets endpoints; nil without Options.SecretsKey.
+	secrets cipher.AEAD
 	// texts caches the latest checkpoint bytes of recently written stacks (checkpoints.go).
 	texts textCache
 }
@@ -69,6 +76,10 @@ type Server struct {
 // postgres://user:password@host:5432/cdkx?sslmode=require; search_path selects a schema of its own),
 // applies the service's pending migrations and returns the Server.
 func Open(ctx context.Context, url string, opts Options) (*Server, error) {
+	aead, err := newSecretsAEAD(opts.SecretsKey)
+	if err != nil {
+		return nil, err
+	}
 	if url == "" {
 		return nil, errors.New("open service database: empty PostgreSQL URL; pass one such as postgres://user@host:5432/cdkx")
 	}
@@ -96,7 +107,7 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("open service database %s: %w", where, err)
 	}
 	s := &Server{pool: pool, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization, grace: opts.LeaseGrace,
-		secondPerson: opts.RequireSecondPerson}
+		secondPerson: opts.RequireSecondPerson, secrets: aead}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -132,29 +143,38 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /api/user/organizations/default", s.api(s.defaultOrg))
 	mux.Handle("GET /api/user/stacks", s.api(s.listStacks))
 	mux.Handle("POST /api/stacks/{org}/{project}", s.api(s.createStack))
+	mux.Handle("HEAD /api/stacks/{org}/{project}", s.api(s.projectExists))
 	mux.Handle("GET "+st, s.api(s.getStack))
 	mux.Handle("DELETE "+st, s.api(s.deleteStack))
 	mux.Handle("GET "+st+"/export", s.api(s.export))
-	mux.Handle("GET "+st+"/export/{version}", s.api(s.exportVersion))
+	mux.Handle("GET "+st+"/export/{version}", s.api(s.exportHistoryVersion))
 	mux.Handle("POST "+st+"/import", s.api(s.importStack))
-	mux.Handle("POST "+st+"/encrypt", s.api(s.noSecrets))
-	mux.Handle("POST "+st+"/decrypt", s.api(s.noSecrets))
-	mux.Handle("POST "+st+"/batch-decrypt", s.api(s.noSecrets))
-	mux.Handle("POST "+st+"/{kind}", s.api(s.createUpdate))
-	mux.Handle("POST "+up, s.api(s.startUpdate))
-	mux.Handle("GET "+up, s.api(s.updateStatus))
-	mux.Handle("POST "+up+"/cancel", s.api(s.cancelUpdate))
-	mux.Handle("GET "+up+"/events", s.api(s.listEvents))
-	mux.Handle("PATCH "+up+"/checkpoint", s.exec(s.checkpoint))
-	mux.Handle("PATCH "+up+"/checkpointverbatim", s.exec(s.checkpointVerbatim))
-	mux.Handle("PATCH "+up+"/checkpointdelta", s.exec(s.checkpointDelta))
-	mux.Handle("PATCH "+up+"/journalentries", s.exec(s.journalEntries))
-	mux.Handle("POST "+up+"/events/batch", s.exec(s.eventsBatch))
-	mux.Handle("POST "+up+"/renew_lease", s.exec(s.renewLease))
-	mux.Handle("POST "+up+"/complete", s.exec(s.complete))
+	mux.Handle("POST "+st+"/encrypt", s.api(s.encrypt))
+	mux.Handle("POST "+st+"/batch-encrypt", s.api(s.batchEncrypt))
+	mux.Handle("POST "+st+"/decrypt", s.api(s.decrypt))
+	mux.Handle("POST "+st+"/batch-decrypt", s.api(s.batchDecrypt))
+	mux.Handle("PATCH "+st+"/tags", s.api(s.updateTags))
+	mux.Handle("POST "+st+"/rename", s.api(s.renameStack))
+	mux.Handle("GET "+st+"/updates", s.api(s.history))
+	mux.Handle("GET "+st+"/updates/latest", s.api(s.latestUpdate))
+	for _, kind := range createKinds {
+		mux.Handle("POST "+st+"/"+kind, s.api(s.createUpdate(kind)))
+	}
+	// Follow-up calls: {kind} is one of followUpKinds (404 otherwise), whatever the update's own kind.
+	mux.Handle("POST "+up, followUp(s.api(s.startUpdate)))
+	mux.Handle("GET "+up, followUp(s.api(s.updateStatus)))
+	mux.Handle("POST "+up+"/cancel", followUp(s.api(s.cancelUpdate)))
+	mux.Handle("GET "+up+"/events", followUp(s.api(s.listEvents)))
+	mux.Handle("PATCH "+up+"/checkpoint", followUp(s.exec(s.checkpoint)))
+	mux.Handle("PATCH "+up+"/checkpointverbatim", followUp(s.exec(s.checkpointVerbatim)))
+	mux.Handle("PATCH "+up+"/checkpointdelta", followUp(s.exec(s.checkpointDelta)))
+	mux.Handle("PATCH "+up+"/journalentries", followUp(s.exec(s.journalEntries)))
+	mux.Handle("POST "+up+"/events/batch", followUp(s.exec(s.eventsBatch)))
+	mux.Handle("POST "+up+"/renew_lease", followUp(s.exec(s.renewLease)))
+	mux.Handle("POST "+up+"/complete", followUp(s.exec(s.complete)))
 	// The cdkx extension (cdkx.go).
 	const cx = "/api/cdkx/{org}/{project}"
-	mux.Handle("PATCH "+up+"/commit", s.exec(s.cdkxCommit))
+	mux.Handle("PATCH "+up+"/commit", followUp(s.exec(s.cdkxCommit)))
 	mux.Handle("GET "+cx+"/locks", s.api(s.cdkxLocks))
 	// The deployment queue (deployments.go).
 	mux.Handle("POST "+cx+"/deployments", s.api(s.createDeployments))
@@ -168,6 +188,18 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET "+cx+"/deployments/{id}", s.api(s.getDeployment))
 	mux.Handle("GET "+cx+"/deployments/{id}/events", s.api(s.deploymentEvents))
 	return s.logRequests(mux)
+}
+
+// followUp answers 404 to a follow-up call whose {kind} is not one of followUpKinds, so that the
+// pattern …/{kind}/{id} never serves a path meant for another route.
+func followUp(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !followUpKinds[r.PathValue("kind")] {
+			writeError(w, &apiError{code: http.StatusNotFound, msg: fmt.Sprintf("Not Found: no route %s %s", r.Method, r.URL.Path)})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

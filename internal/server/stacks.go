@@ -1,13 +1,18 @@
 package server
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // stackRef is a stack's row identity and counters.
@@ -152,7 +157,157 @@ func (s *Server) deleteStack(r *http.Request, c *call) (any, error) {
 	return noContent{}, nil
 }
 
-func (s *Server) noSecrets(r *http.Request, c *call) (any, error) {
-	return nil, errorf(http.StatusNotImplemented,
-		"Not Implemented: cdkx server does not encrypt secrets; use another secrets provider (pulumi stack init --secrets-provider passphrase)")
+// projectExists serves HEAD /api/stacks/{org}/{project} (`pulumi new` asks it): 200 when the project has
+// a stack, else 404.
+func (s *Server) projectExists(r *http.Request, c *call) (any, error) {
+	var exists bool
+	if err := s.pool.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM svc_stacks WHERE org = $1 AND project = $2)`,
+		r.PathValue("org"), r.PathValue("project")).Scan(&exists); err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, errorf(http.StatusNotFound, "Not Found: project '%s/%s' has no stack", r.PathValue("org"), r.PathValue("project"))
+	}
+	return nil, nil
+}
+
+// updateTags serves PATCH …/tags (`pulumi stack tag set/rm`): the body, a JSON object of strings,
+// replaces the stack's tags; 204.
+func (s *Server) updateTags(r *http.Request, c *call) (any, error) {
+	var tags map[string]string
+	if _, err := s.decodeBody(r, &tags, false); err != nil {
+		return nil, err
+	}
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	data, err := json.Marshal(tags)
+	if err != nil {
+		return nil, err
+	}
+	tag, err := s.pool.Exec(r.Context(), `UPDATE svc_stacks SET tags = $4 WHERE org = $1 AND project = $2 AND name = $3`,
+		r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"), data)
+	if err != nil {
+		return nil, err
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found", r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"))
+	}
+	return noContent{}, nil
+}
+
+// renameStack serves POST …/rename (stateapi.StackRenameRequest; an empty newProject keeps the project):
+// the stack keeps its row, so its history, checkpoints, deployment records and secrets follow it. When
+// it has state, the URNs in it are rewritten to the new names (urn:pulumi:STACK::PROJECT::…) and stored as
+// a new checkpoint by an update of kind rename, as the Pulumi service does; 400 for an invalid name, 409
+// when the target exists or while an update is active, 404 when the stack does not exist.
+func (s *Server) renameStack(r *http.Request, c *call) (any, error) {
+	var req stateapi.StackRenameRequest
+	if _, err := s.decodeBody(r, &req, false); err != nil {
+		return nil, err
+	}
+	org, oldProject, oldName := r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")
+	newProject := cmp.Or(req.NewProject, oldProject)
+	// TODO(H2): validate with validStackName and validProjectName (names.go) once they exist.
+	for _, n := range []string{newProject, req.NewName} {
+		if !validName.MatchString(n) || n == "." || n == ".." {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: invalid name %q: use 1 to 100 letters, digits, '-', '_' or '.'", n)
+		}
+	}
+	if newProject == oldProject && req.NewName == oldName {
+		return nil, nil
+	}
+	now := s.now()
+	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+		st, err := lookupStack(r.Context(), tx, r, true)
+		if err != nil {
+			return err
+		}
+		var active bool
+		if err := tx.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM svc_updates WHERE stack_id = $1 AND status IN ('not started', 'requested', 'running'))`, st.id).Scan(&active); err != nil {
+			return err
+		}
+		if active {
+			return errUpdateInProgress
+		}
+		_, err = tx.Exec(r.Context(), `UPDATE svc_stacks SET project = $2, name = $3 WHERE id = $1`, st.id, newProject, req.NewName)
+		if pgCode(err) == codeUniqueViolation {
+			return errorf(http.StatusConflict, "Conflict: stack '%s/%s/%s' already exists", org, newProject, req.NewName)
+		}
+		if err != nil {
+			return err
+		}
+		if st.version == 0 {
+			return nil
+		}
+		// The rename's own update: inserted running, so that the unique index refuses it while another
+		// update is active, and numbered in history by the trigger.
+		id := uuid.NewString()
+		_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, created_at, started_at, created_by) VALUES ($1, $2, 'rename', $3, $4, $4, $5)`,
+			id, st.id, statusRunning, now, c.user)
+		if pgCode(err) == codeUniqueViolation {
+			return errUpdateInProgress
+		}
+		if err != nil {
+			return err
+		}
+		prev, err := s.checkpointText(r.Context(), tx, st.id, st.version)
+		if err != nil {
+			return err
+		}
+		text := renameInState(prev, oldProject, oldName, newProject, req.NewName)
+		count, err := validateDeployment(text, pulumiDoc)
+		if err != nil {
+			return err
+		}
+		if _, err := s.storeCheckpoint(r.Context(), tx, updateRow{id: id, stackID: st.id}, text, nil, nil, count); err != nil {
+			return err
+		}
+		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, completed_at = $3 WHERE id = $1`, id, statusSucceeded, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// renameInState rewrites a checkpoint's text for a renamed stack: every URN prefix
+// urn:pulumi:OLDSTACK::OLDPROJECT:: (resources, parents, dependencies, providers, property values)
+// becomes urn:pulumi:NEWSTACK::NEWPROJECT::, the root stack resource's name OLDPROJECT-OLDSTACK becomes
+// NEWPROJECT-NEWSTACK, and the service secrets provider's "project" and "stack"
+// follow, so that the Pulumi CLI encrypts under the new path.
+func renameInState(text []byte, oldProject, oldStack, newProject, newStack string) []byte {
+	oldPrefix := []byte("urn:pulumi:" + oldStack + "::" + oldProject + "::")
+	newPrefix := []byte("urn:pulumi:" + newStack + "::" + newProject + "::")
+	text = bytes.ReplaceAll(text, oldPrefix, newPrefix)
+	// The root stack resource is named PROJECT-STACK (as Pulumi's own rename renames it).
+	root := string(newPrefix) + "pulumi:pulumi:Stack::"
+	text = bytes.ReplaceAll(text, []byte(root+oldProject+"-"+oldStack+`"`), []byte(root+newProject+"-"+newStack+`"`))
+	var doc struct {
+		Version    json.RawMessage            `json:"version"`
+		Deployment map[string]json.RawMessage `json:"deployment"`
+	}
+	if json.Unmarshal(text, &doc) != nil || doc.Deployment == nil {
+		return text
+	}
+	var sp struct {
+		Type  string         `json:"type"`
+		State map[string]any `json:"state"`
+	}
+	raw, ok := doc.Deployment["secrets_providers"]
+	if !ok || json.Unmarshal(raw, &sp) != nil || sp.Type != "service" || sp.State == nil {
+		return text
+	}
+	sp.State["project"], sp.State["stack"] = newProject, newStack
+	next, err := json.Marshal(sp)
+	if err != nil {
+		return text
+	}
+	doc.Deployment["secrets_providers"] = next
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return text
+	}
+	return out
 }

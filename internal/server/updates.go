@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // Update statuses (apitype.UpdateStatus).
@@ -25,8 +27,30 @@ const (
 	statusCancelled  = "cancelled"
 )
 
-// updateKinds are the kinds POST /api/stacks/{org}/{project}/{stack}/{kind} creates.
-var updateKinds = map[string]bool{"update": true, "preview": true, "refresh": true, "destroy": true}
+// Update kinds. The Pulumi CLI creates updates with POST …/{stack}/{update|preview|refresh|destroy} and
+// sends every follow-up call to …/update/{id}/… whatever the kind; an import is created by POST
+// …/import (state.go).
+const (
+	kindUpdate  = "update"
+	kindPreview = "preview"
+	kindRefresh = "refresh"
+	kindDestroy = "destroy"
+	kindImport  = "import"
+)
+
+// createKinds are the kinds POST /api/stacks/{org}/{project}/{stack}/{kind} creates.
+var createKinds = []string{kindUpdate, kindPreview, kindRefresh, kindDestroy}
+
+// followUpKinds are the {kind} segments the follow-up routes …/{kind}/{id}/… accept. The kind names no
+// more than the route: an update is found by its ID whatever its stored kind.
+var followUpKinds = map[string]bool{kindUpdate: true, kindPreview: true, kindRefresh: true, kindDestroy: true, kindImport: true}
+
+// NotStartedTakeover is how long an update may stay not started before a create on its stack cancels
+// it and takes the stack.
+const NotStartedTakeover = 2 * time.Minute
+
+// MinLease is the shortest lease start grants when the request asks for one (leaseSeconds).
+const MinLease = 5 * time.Second
 
 func isActive(status string) bool {
 	return status == statusNotStarted || status == "requested" || status == statusRunning
@@ -35,36 +59,50 @@ func isActive(status string) bool {
 // errExpired is the answer to a call with an expired lease; the Pulumi CLI stops renewing on it.
 var errExpired = &apiError{code: http.StatusForbidden, msg: "The provided update token has expired"}
 
-func (s *Server) createUpdate(r *http.Request, c *call) (any, error) {
-	kind := r.PathValue("kind")
-	if !updateKinds[kind] {
-		return nil, errorf(http.StatusNotFound, "Not Found: unknown update kind %q", kind)
-	}
-	var req map[string]any
-	body, err := s.decodeBody(r, &req, true)
-	if err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		body = []byte("{}")
-	}
-	id := uuid.NewString()
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
-		st, err := lookupStack(r.Context(), tx, r, false)
+// errUpdateInProgress is the answer to a create while another update of the stack is active: the
+// message the Pulumi service answers, which the Pulumi CLI prints as is.
+var errUpdateInProgress = &apiError{code: http.StatusConflict, msg: "Conflict: Another update is currently in progress."}
+
+// createUpdate returns the handler of POST …/{stack}/{kind}: it creates a not-started update of kind
+// and answers its ID (stateapi.UpdateProgramResponse). An active update of the stack whose lease expired
+// (running, lease_expires_at in the past), or that stayed not started for NotStartedTakeover, is
+// cancelled first, in the same transaction; a live one makes the create a 409.
+func (s *Server) createUpdate(kind string) handlerFunc {
+	return func(r *http.Request, c *call) (any, error) {
+		var req stateapi.UpdateProgramRequest
+		body, err := s.decodeBody(r, &req, true)
 		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(body)) == 0 {
+			body = []byte("{}")
+		}
+		id := uuid.NewString()
+		now := s.now()
+		err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+			st, err := lookupStack(r.Context(), tx, r, false)
+			if err != nil {
+				return err
+			}
+			// The takeover locks the stale update's row: a renew_lease racing with it either commits
+			// first (the row no longer matches when re-read) or finds it cancelled (409 for its holder).
+			if _, err := tx.Exec(r.Context(), `UPDATE svc_updates SET status = 'cancelled', completed_at = $2, lease_expires_at = NULL
+WHERE stack_id = $1 AND ((status = 'running' AND lease_expires_at < $2) OR (status IN ('not started', 'requested') AND created_at < $3))`,
+				st.id, now, now.Add(-NotStartedTakeover)); err != nil {
+				return err
+			}
+			_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, request, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+				id, st.id, kind, statusNotStarted, body, now, c.user)
+			if pgCode(err) == codeUniqueViolation {
+				return errUpdateInProgress
+			}
 			return err
+		})
+		if err != nil {
+			return nil, err
 		}
-		_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, request, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-			id, st.id, kind, statusNotStarted, body, s.now())
-		if pgCode(err) == codeUniqueViolation {
-			return errorf(http.StatusConflict, "Conflict: Another update is currently in progress.")
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
+		return stateapi.UpdateProgramResponse{UpdateID: id}, nil
 	}
-	return map[string]string{"updateID": id}, nil
 }
 
 // updateRow is an update as the handlers see it, read under its row lock.
@@ -75,13 +113,14 @@ type updateRow struct {
 }
 
 // lockUpdate reads and locks the update named by the request's path; 404 when it is not an update of
-// that kind on that stack.
+// that stack. The path's {kind} is not compared with the update's: the Pulumi CLI sends the follow-up
+// calls of every kind to …/update/{id}.
 func lockUpdate(ctx context.Context, tx pgx.Tx, r *http.Request) (updateRow, error) {
 	var u updateRow
 	err := tx.QueryRow(ctx, `SELECT u.id, u.kind, u.status, u.stack_id, u.lease_expires_at FROM svc_updates u
 JOIN svc_stacks s ON s.id = u.stack_id
-WHERE u.id = $1 AND u.kind = $2 AND s.org = $3 AND s.project = $4 AND s.name = $5 FOR UPDATE OF u`,
-		r.PathValue("id"), r.PathValue("kind"), r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")).
+WHERE u.id = $1 AND s.org = $2 AND s.project = $3 AND s.name = $4 FOR UPDATE OF u`,
+		r.PathValue("id"), r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")).
 		Scan(&u.id, &u.kind, &u.status, &u.stackID, &u.leaseExpires)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return u, errorf(http.StatusNotFound, "Not Found: update %q not found", r.PathValue("id"))
@@ -103,7 +142,7 @@ FROM svc_updates u JOIN svc_stacks s ON s.id = u.stack_id WHERE u.lease_hash = $
 	if err != nil {
 		return u, err
 	}
-	if u.id != r.PathValue("id") || u.kind != r.PathValue("kind") || org != r.PathValue("org") ||
+	if u.id != r.PathValue("id") || org != r.PathValue("org") ||
 		project != r.PathValue("project") || stack != r.PathValue("stack") {
 		return u, errorf(http.StatusForbidden, "Forbidden: the update token belongs to another update")
 	}
@@ -142,24 +181,23 @@ func newLeaseToken() (string, []byte, error) {
 	return tok, sum[:], nil
 }
 
-// startUpdateRequest mirrors apitype.StartUpdateRequest.
-type startUpdateRequest struct {
-	Tags           map[string]string `json:"tags,omitempty"`
-	JournalVersion int               `json:"journalVersion,omitempty"`
+// startUpdateResponse is the answer of start (the name the package's tests decode into).
+type startUpdateResponse = stateapi.StartUpdateResponse
+
+// leaseFor is the lease start grants for a request asking for seconds (0: the server's default).
+func (s *Server) leaseFor(seconds int) time.Duration {
+	if seconds <= 0 {
+		return s.lease
+	}
+	return min(max(time.Duration(seconds)*time.Second, MinLease), MaxLease)
 }
 
-// startUpdateResponse mirrors apitype.StartUpdateResponse. JournalVersion is 1 (journalVersion) when
-// the request asked for journal version 1 or later, and absent otherwise: the Pulumi CLI then sends
-// journal entries (PATCH …/journalentries, journal.go) instead of checkpoints.
-type startUpdateResponse struct {
-	Version         int64  `json:"version"`
-	Token           string `json:"token,omitempty"`
-	TokenExpiration int64  `json:"tokenExpiration,omitempty"`
-	JournalVersion  int    `json:"journalVersion,omitempty"`
-}
-
+// startUpdate starts the update of the path (stateapi.StartUpdateRequest → stateapi.StartUpdateResponse):
+// it becomes running with a new lease of leaseFor(req.LeaseSeconds); 409 unless it was not started.
+// The answer's journalVersion is 1 when the request asked for journal version 1 or later: the Pulumi CLI
+// then sends journal entries (PATCH …/journalentries, journal.go) instead of checkpoints.
 func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
-	var req startUpdateRequest
+	var req stateapi.StartUpdateRequest
 	if _, err := s.decodeBody(r, &req, true); err != nil {
 		return nil, err
 	}
@@ -168,8 +206,8 @@ func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
 		return nil, err
 	}
 	now := s.now()
-	exp := now.Add(s.lease)
-	var resp startUpdateResponse
+	exp := now.Add(s.leaseFor(req.LeaseSeconds))
+	var resp stateapi.StartUpdateResponse
 	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
 		u, err := lockUpdate(r.Context(), tx, r)
 		if err != nil {
@@ -318,10 +356,15 @@ func (s *Server) eventsBatch(r *http.Request, c *call) (any, error) {
 		return nil, err
 	}
 	seqs := make([]int64, len(req.Events))
+	// changes is the resourceChanges of the batch's summary event, recorded for history.
+	var changes json.RawMessage
 	for i, e := range req.Events {
 		var head struct {
-			Sequence  *int64 `json:"sequence"`
-			Timestamp *int64 `json:"timestamp"`
+			Sequence     *int64 `json:"sequence"`
+			Timestamp    *int64 `json:"timestamp"`
+			SummaryEvent *struct {
+				ResourceChanges json.RawMessage `json:"resourceChanges"`
+			} `json:"summaryEvent"`
 		}
 		if err := json.Unmarshal(e, &head); err != nil {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: event %d is not a JSON object: %v", i, err)
@@ -330,6 +373,13 @@ func (s *Server) eventsBatch(r *http.Request, c *call) (any, error) {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: event %d has no sequence or timestamp", i)
 		}
 		seqs[i] = *head.Sequence
+		if head.SummaryEvent != nil && len(head.SummaryEvent.ResourceChanges) > 0 && !bytes.Equal(head.SummaryEvent.ResourceChanges, []byte("null")) {
+			var m map[string]int
+			if err := json.Unmarshal(head.SummaryEvent.ResourceChanges, &m); err != nil {
+				return nil, errorf(http.StatusBadRequest, "Bad Request: event %d: summaryEvent.resourceChanges is not an object of counts: %v", i, err)
+			}
+			changes = head.SummaryEvent.ResourceChanges
+		}
 	}
 	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
@@ -339,6 +389,9 @@ func (s *Server) eventsBatch(r *http.Request, c *call) (any, error) {
 		batch := &pgx.Batch{}
 		for i, e := range req.Events {
 			batch.Queue(`INSERT INTO svc_events (update_id, seq, data) VALUES ($1, $2, $3) ON CONFLICT (update_id, seq) DO NOTHING`, u.id, seqs[i], []byte(e))
+		}
+		if changes != nil {
+			batch.Queue(`UPDATE svc_updates SET resource_changes = $2 WHERE id = $1`, u.id, []byte(changes))
 		}
 		return tx.SendBatch(r.Context(), batch).Close()
 	})

@@ -305,14 +305,15 @@ func (b *Backend) GetStackVersion(ctx context.Context, name string, version int6
 	return st, err
 }
 
-// readDocument fetches the stack's text at version (export/{version}) and parses it.
+// readDocument fetches the stack's text at checkpoint version (export/{version}?checkpoint=true: the
+// Pulumi CLI's export/{version} numbers history, not checkpoints) and parses it.
 func (b *Backend) readDocument(ctx context.Context, name string, version int64) (*document, *state.Stack, error) {
 	if version == 0 {
 		d, err := newDocument(b.project, name, 0)
 		return d, state.NewStack(name), err
 	}
 	var data []byte
-	if err := b.call(ctx, "GET", b.stackPath(name)+"/export/"+strconv.FormatInt(version, 10), nil, &data); err != nil {
+	if err := b.call(ctx, "GET", b.stackPath(name)+"/export/"+strconv.FormatInt(version, 10)+"?checkpoint=true", nil, &data); err != nil {
 		return nil, nil, fmt.Errorf("read stack %s version %d: %w", name, version, err)
 	}
 	return parseDocument(b.project, name, version, data)

@@ -3,11 +3,14 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,6 +30,9 @@ type Options struct {
 	Lease, LeaseGrace, GCInterval time.Duration
 	// RequireSecondPerson refuses an approval by the proposal's own author (--require-second-person).
 	RequireSecondPerson bool
+	// SecretsKeyFile names the file holding the secrets key (--secrets-key-file); SecretsKeyEnv is
+	// $CDKX_SERVER_SECRETS_KEY. Each holds the base64 of 32 bytes.
+	SecretsKeyFile, SecretsKeyEnv string
 }
 
 // NewCmdServer returns the server command and its token subcommands; runF replaces serverRun in tests.
@@ -42,13 +48,20 @@ It listens on 127.0.0.1:8080 unless --listen says otherwise; it speaks plain HTT
 proxy in front of it. Several replicas may share one database. Clients authenticate with API tokens
 from "cdkx server token create NAME".
 
-Environment: CDKX_DATABASE_URL is the default of --database-url.`,
+Secrets: with a key (--secrets-key-file, or CDKX_SERVER_SECRETS_KEY), the server encrypts the secrets of
+stacks that use the Pulumi CLI's default service secrets provider (AES-256-GCM; a ciphertext decrypts only
+in the organization it was made for). Make a key with: head -c 32 /dev/urandom | base64 > key. Without
+one, those stacks must use another provider (pulumi stack init --secrets-provider passphrase).
+
+Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SECRETS_KEY (base64 of 32
+bytes) is the secrets key when --secrets-key-file is not given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ListenSet = cmd.Flags().Changed("listen")
 			if opts.DatabaseURL == "" {
 				opts.DatabaseURL = f.Getenv("CDKX_DATABASE_URL")
 			}
+			opts.SecretsKeyEnv = f.Getenv("CDKX_SERVER_SECRETS_KEY")
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -59,6 +72,7 @@ Environment: CDKX_DATABASE_URL is the default of --database-url.`,
 	cmd.Flags().DurationVar(&opts.Lease, "lease", server.DefaultLease, "lifetime of an update's lease; clients renew it at half time")
 	cmd.Flags().DurationVar(&opts.LeaseGrace, "lease-grace", server.LeaseGrace, "how long after its lease expired an update is cancelled by the collector")
 	cmd.Flags().BoolVar(&opts.RequireSecondPerson, "require-second-person", false, "refuse the approval of a deployment by the token that proposed it")
+	cmd.Flags().StringVar(&opts.SecretsKeyFile, "secrets-key-file", "", "file holding the secrets key: the base64 of 32 random bytes (default $CDKX_SERVER_SECRETS_KEY)")
 	cmd.Flags().DurationVar(&opts.GCInterval, "gc-interval", server.GCInterval, "how often the collector cancels expired updates")
 	cmd.PersistentFlags().StringVar(&opts.DatabaseURL, "database-url", "", "PostgreSQL URL, e.g. postgres://user:password@host:5432/cdkx (default $CDKX_DATABASE_URL)")
 	cmd.AddCommand(newCmdToken(f, opts))
@@ -82,8 +96,34 @@ func openServer(ctx context.Context, opts *Options, log *slog.Logger) (*server.S
 	if opts.DatabaseURL == "" {
 		return nil, errors.New("no database: pass --database-url postgres://user@host:5432/cdkx or set CDKX_DATABASE_URL")
 	}
+	key, err := secretsKey(opts)
+	if err != nil {
+		return nil, err
+	}
 	return server.Open(ctx, opts.DatabaseURL, server.Options{Now: opts.F.Now, Logger: log, Lease: opts.Lease, LeaseGrace: opts.LeaseGrace,
-		RequireSecondPerson: opts.RequireSecondPerson})
+		RequireSecondPerson: opts.RequireSecondPerson, SecretsKey: key})
+}
+
+// secretsKey reads the secrets key from --secrets-key-file, else from $CDKX_SERVER_SECRETS_KEY; nil
+// when neither is set.
+func secretsKey(opts *Options) ([]byte, error) {
+	text, from := opts.SecretsKeyEnv, "CDKX_SERVER_SECRETS_KEY"
+	if opts.SecretsKeyFile != "" {
+		data, err := os.ReadFile(opts.SecretsKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("read the secrets key: %w", err)
+		}
+		text, from = string(data), opts.SecretsKeyFile
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return nil, nil
+	}
+	key, err := base64.StdEncoding.DecodeString(text)
+	if err != nil || len(key) != server.SecretsKeySize {
+		return nil, fmt.Errorf("secrets key in %s: want the base64 of %d bytes; make one with: head -c 32 /dev/urandom | base64", from, server.SecretsKeySize)
+	}
+	return key, nil
 }
 
 func serverRun(ctx context.Context, opts *Options) error {
