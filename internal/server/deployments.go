@@ -116,6 +116,9 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 		if d.ID == "" || d.Stack == "" || d.Kind == "" {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: deployment %d needs an id, a stack and a kind", i)
 		}
+		if !validStackName(d.Stack) {
+			return nil, badName("stack", d.Stack, stackRule, fmt.Sprintf("in deployment %d", i))
+		}
 		switch d.Status {
 		case state.StatusProposed, state.StatusPending:
 		case state.StatusApproved:
@@ -141,6 +144,15 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 		err := tx.QueryRow(ctx, `SELECT id FROM svc_deployments WHERE id = ANY($1) LIMIT 1`, ids).Scan(&existing)
 		if err == nil {
 			return nil, errorf(http.StatusConflict, "Conflict: deployment %s already exists", existing)
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return nil, err
+		}
+		// Events stored under an ID the queue did not know (owner.go) are not a record's: a record created
+		// with that ID would show them.
+		err = tx.QueryRow(ctx, `SELECT deployment_id FROM svc_deployment_events WHERE deployment_id = ANY($1) LIMIT 1`, ids).Scan(&existing)
+		if err == nil {
+			return nil, errorf(http.StatusConflict, "Conflict: events of a deployment %s exist already; choose another ID", existing)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return nil, err
@@ -416,7 +428,7 @@ WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.P
 				return nil, queuedError(&state.QueuedError{ID: id, Stack: w.stack, Position: len(ahead), Ahead: ahead[0]})
 			}
 		}
-		records, err := claim(ctx, tx, req.IDs, req.Runner, now)
+		records, err := claim(ctx, tx, req.IDs, req.Runner, c.user, now)
 		if err != nil {
 			return nil, err
 		}
@@ -424,15 +436,15 @@ WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.P
 	})
 }
 
-// claim makes ids RUNNING for runner at now (their rows are locked, each the head of its queue) and
-// returns their records in seq order.
-func claim(ctx context.Context, tx pgx.Tx, ids []string, runner string, now time.Time) ([]json.RawMessage, error) {
+// claim makes ids RUNNING for runner at now, claimed by the API token named by (their rows are locked,
+// each the head of its queue) and returns their records in seq order.
+func claim(ctx context.Context, tx pgx.Tx, ids []string, runner, by string, now time.Time) ([]json.RawMessage, error) {
 	patch, err := json.Marshal(map[string]any{"status": state.StatusRunning, "startedAt": now, "heartbeatAt": now, "runner": runner})
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, `UPDATE svc_deployments SET status = 'RUNNING', started_at = $2, heartbeat_at = $2, record = record || $3::jsonb
-WHERE id = ANY($1) AND status IN ('PENDING', 'APPROVED') RETURNING seq, record`, ids, now, patch)
+	rows, err := tx.Query(ctx, `UPDATE svc_deployments SET status = 'RUNNING', started_at = $2, heartbeat_at = $2, record = record || $3::jsonb, claimed_by = $4
+WHERE id = ANY($1) AND status IN ('PENDING', 'APPROVED') RETURNING seq, record`, ids, now, patch, by)
 	if err != nil {
 		return nil, err
 	}
@@ -479,6 +491,11 @@ func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
 	if _, err := s.decodeBody(r, &req, true); err != nil {
 		return nil, err
 	}
+	for _, st := range req.Stacks {
+		if !validStackName(st) {
+			return nil, badName("stack", st, stackRule, "in stacks")
+		}
+	}
 	ctx := r.Context()
 	for range maxClaimRounds {
 		// A retry whose first attempt claimed the last candidate finds none: its answer is stored.
@@ -517,7 +534,7 @@ ORDER BY h.seq`, scope)
 		}
 		for _, stack := range candidates {
 			res, err := s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
-				return s.claimHead(ctx, tx, stack, req.Runner)
+				return s.claimHead(ctx, tx, stack, req.Runner, c.user)
 			})
 			if !errors.Is(err, errNotClaimable) {
 				return res, err
@@ -527,9 +544,9 @@ ORDER BY h.seq`, scope)
 	return noContent{}, nil
 }
 
-// claimHead claims the head of stack's queue for runner when an agent may run it, else returns
-// errNotClaimable; the answer is the deployment with its snapshot.
-func (s *Server) claimHead(ctx context.Context, tx pgx.Tx, stack int64, runner string) (any, error) {
+// claimHead claims the head of stack's queue for runner, by the API token named by, when an agent may
+// run it, else returns errNotClaimable; the answer is the deployment with its snapshot.
+func (s *Server) claimHead(ctx context.Context, tx pgx.Tx, stack int64, runner, by string) (any, error) {
 	now := s.clockNow()
 	queues, err := lockQueue(ctx, tx, []int64{stack}, now)
 	if err != nil {
@@ -542,7 +559,7 @@ func (s *Server) claimHead(ctx context.Context, tx pgx.Tx, stack int64, runner s
 	if head := q[0]; head.Status != state.StatusApproved && (head.Status != state.StatusPending || !head.HeartbeatAt.IsZero()) {
 		return nil, errNotClaimable
 	}
-	records, err := claim(ctx, tx, []string{q[0].ID}, runner, now)
+	records, err := claim(ctx, tx, []string{q[0].ID}, runner, by, now)
 	if err != nil {
 		return nil, err
 	}
@@ -601,11 +618,14 @@ func (s *Server) heartbeatDeployments(r *http.Request, c *call) (any, error) {
 		now := s.clockNow()
 		// Only the column is written, and the answer leaves the plan out: a heartbeat comes every 0.5 s and a
 		// large stack's plan is megabytes of JSON. Reads of the record overlay heartbeat_at (queueRecordSQL).
+		// A RUNNING deployment beats only for the token that claimed it (another token's beats would keep a
+		// dead run's stack taken); a waiting one for any token (approve --run waits for another's).
 		if _, err := tx.Exec(ctx, `WITH l AS (
   SELECT d.id FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
   WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2 AND d.status IN `+queuedSQL+` ORDER BY d.id FOR UPDATE OF d)
-UPDATE svc_deployments d SET heartbeat_at = $4 FROM l WHERE d.id = l.id AND d.status IN `+queuedSQL,
-			r.PathValue("org"), r.PathValue("project"), req.IDs, now); err != nil {
+UPDATE svc_deployments d SET heartbeat_at = $4 FROM l WHERE d.id = l.id AND d.status IN `+queuedSQL+`
+  AND (d.status <> 'RUNNING' OR d.claimed_by IS NULL OR d.claimed_by = $5)`,
+			r.PathValue("org"), r.PathValue("project"), req.IDs, now, c.user); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT `+queueRecordSQL+` FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
@@ -626,19 +646,38 @@ WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2 ORDER BY d.seq`, r.PathVa
 	return out, nil
 }
 
-// lockDeployment locks deployment id of the request's project and returns its record; 404 when absent.
-func lockDeployment(ctx context.Context, tx pgx.Tx, r *http.Request, id string) (*state.Deployment, error) {
+// lockDeployment locks deployment id of the request's project and returns its record and the name of
+// the token that claimed it ("" when none or unknown); 404 when absent.
+func lockDeployment(ctx context.Context, tx pgx.Tx, r *http.Request, id string) (*state.Deployment, string, error) {
 	var record []byte
-	err := tx.QueryRow(ctx, `SELECT d.record FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE d.id = $3 AND s.org = $1 AND s.project = $2 FOR UPDATE OF d`, r.PathValue("org"), r.PathValue("project"), id).Scan(&record)
+	var claimer *string
+	err := tx.QueryRow(ctx, `SELECT d.record, d.claimed_by FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
+WHERE d.id = $3 AND s.org = $1 AND s.project = $2 FOR UPDATE OF d`, r.PathValue("org"), r.PathValue("project"), id).Scan(&record, &claimer)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, errorf(http.StatusNotFound, "Not Found: deployment %s not found", id)
+		return nil, "", errorf(http.StatusNotFound, "Not Found: deployment %s not found", id)
 	}
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	var d state.Deployment
-	return &d, json.Unmarshal(record, &d)
+	if err := json.Unmarshal(record, &d); err != nil {
+		return nil, "", err
+	}
+	if claimer == nil {
+		return &d, "", nil
+	}
+	return &d, *claimer, nil
+}
+
+// mayEnd checks that the API token of c may end the RUNNING deployment d, claimed by claimer ("": before
+// claims were recorded, anyone may): only its claimer may. Anyone else may ask it to stop (requestAbort),
+// and the queue aborts it by itself once its heartbeats stop.
+func mayEnd(c *call, d *state.Deployment, claimer string) error {
+	if claimer == "" || claimer == c.user {
+		return nil
+	}
+	return errorf(http.StatusForbidden, "Forbidden: deployment %s is RUNNING for token %q (runner %s); token %q may not end it: ask it to stop with cdkx deployments abort %s (POST …/deployments/%s/abort), or wait: the queue aborts it once its heartbeats stop",
+		d.ID, claimer, d.Runner, c.user, d.ID, d.ID)
 }
 
 // setRecord sets deployment id's status and merges fields into its record; it returns the record.
@@ -680,12 +719,17 @@ func (s *Server) transitionDeployment(r *http.Request, c *call) (any, error) {
 	}
 	id := r.PathValue("id")
 	return s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
-		d, err := lockDeployment(ctx, tx, r, id)
+		d, claimer, err := lockDeployment(ctx, tx, r, id)
 		if err != nil {
 			return nil, err
 		}
 		if d.Status.Terminal() || !slices.Contains(req.From, d.Status) {
 			return nil, transitionError(&state.TransitionError{ID: id, Status: d.Status, To: req.To})
+		}
+		if d.Status == state.StatusRunning {
+			if err := mayEnd(c, d, claimer); err != nil {
+				return nil, err
+			}
 		}
 		if req.To == state.StatusApproved && s.secondPerson && d.CreatedBy == c.user {
 			return nil, errorf(http.StatusForbidden, "Forbidden: %s created deployment %s and cannot approve it: this server requires a second person's approval; ask someone else to approve it", c.user, id)
@@ -722,7 +766,7 @@ func (s *Server) requestAbort(r *http.Request, c *call) (any, error) {
 	}
 	id := r.PathValue("id")
 	return s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
-		d, err := lockDeployment(ctx, tx, r, id)
+		d, _, err := lockDeployment(ctx, tx, r, id)
 		if err != nil {
 			return nil, err
 		}
@@ -753,12 +797,15 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 	}
 	id := r.PathValue("id")
 	return s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
-		d, err := lockDeployment(ctx, tx, r, id)
+		d, claimer, err := lockDeployment(ctx, tx, r, id)
 		if err != nil {
 			return nil, err
 		}
 		if d.Status != state.StatusRunning {
 			return nil, transitionError(&state.TransitionError{ID: id, Status: d.Status, To: req.Status})
+		}
+		if err := mayEnd(c, d, claimer); err != nil {
+			return nil, err
 		}
 		at := req.FinishedAt.UTC()
 		if at.IsZero() {

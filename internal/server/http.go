@@ -73,6 +73,8 @@ func writeError(w http.ResponseWriter, e *apiError) {
 type call struct {
 	// user is the name of the API token (API calls).
 	user string
+	// scope is what the API token may do (API calls).
+	scope tokenScope
 	// leaseHash is the SHA-256 of the update token (execution calls).
 	leaseHash []byte
 }
@@ -81,7 +83,18 @@ type call struct {
 // noContent: 204, rawJSON: the bytes).
 type handlerFunc func(r *http.Request, c *call) (any, error)
 
-// api serves an API call: `Authorization: token <api-token>`.
+// api serves an API call: `Authorization: token <api-token>`. Before the handler runs it checks, for
+// every route:
+//   - the names of the request (checkNames): 400 for an invalid organization, project or stack name in
+//     the path or in the organization, project and stack query parameters;
+//   - the token's organizations (authorize): 403 when the path's {org}, or the organization query
+//     parameter, is one the token does not reach;
+//   - the token's access: 403 when a read-only token sends anything but a GET, or a POST to …/decrypt or
+//     …/batch-decrypt (reading a stack includes reading its secrets: `pulumi stack output
+//     --show-secrets`, `pulumi config` of a secret).
+//
+// The routes without {org} (/api/user, /api/user/stacks, …/organizations/default, /api/capabilities)
+// answer only about the token's organizations (users.go).
 func (s *Server) api(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, tok := authorization(r)
@@ -90,8 +103,9 @@ func (s *Server) api(h handlerFunc) http.Handler {
 			return
 		}
 		sum := sha256.Sum256([]byte(tok))
-		var name string
-		err := s.pool.QueryRow(r.Context(), `SELECT name FROM svc_tokens WHERE hash = $1`, sum[:]).Scan(&name)
+		c := &call{}
+		err := s.pool.QueryRow(r.Context(), `SELECT name, orgs, read_only FROM svc_tokens WHERE hash = $1`, sum[:]).
+			Scan(&c.user, &c.scope.orgs, &c.scope.readOnly)
 		if errors.Is(err, pgx.ErrNoRows) {
 			writeError(w, &apiError{code: http.StatusUnauthorized, msg: "Unauthorized: No credentials provided or are invalid."})
 			return
@@ -100,17 +114,61 @@ func (s *Server) api(h handlerFunc) http.Handler {
 			writeError(w, s.internal(r, err))
 			return
 		}
-		s.serve(w, r, h, &call{user: name})
+		if err := checkNames(r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := authorize(r, c); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.serve(w, r, h, c)
 	})
 }
 
+// authorize checks that the API token of c may send r: that it reaches the request's organization and,
+// when it is read only, that r only reads (see api).
+func authorize(r *http.Request, c *call) error {
+	org := r.URL.Query().Get("organization")
+	if strings.Contains(r.Pattern, "{org}") {
+		org = r.PathValue("org")
+	}
+	if org != "" && !c.scope.reaches(org) {
+		return errorf(http.StatusForbidden, "Forbidden: token %q does not reach organization %q (it reaches %s); use a token of %q, or have an administrator create one: cdkx server token create NAME --org %s",
+			c.user, org, strings.Join(c.scope.orgs, ", "), org, org)
+	}
+	if c.scope.readOnly && writes(r) {
+		return errorf(http.StatusForbidden, "Forbidden: token %q is read-only and cannot %s %s; use a read-write token (cdkx server token create NAME, without --read-only)",
+			c.user, r.Method, r.URL.Path)
+	}
+	return nil
+}
+
+// writes reports whether r may change something: anything but GET and HEAD, except the decrypt
+// endpoints (POST, but they only read).
+func writes(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		return false
+	case http.MethodPost:
+		return !strings.HasSuffix(r.Pattern, "/decrypt") && !strings.HasSuffix(r.Pattern, "/batch-decrypt")
+	}
+	return true
+}
+
 // exec serves an execution call: `Authorization: update-token <lease-token>`; the handler checks the
-// lease under the update's row lock (lockLease).
+// lease under the update's row lock (lockLease), which binds it to one update of one stack: the token
+// that started the update reached the stack's organization and could write (api). Names are checked as
+// in api.
 func (s *Server) exec(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, tok := authorization(r)
 		if scheme != "update-token" || tok == "" {
 			writeError(w, &apiError{code: http.StatusUnauthorized, msg: "Unauthorized: this call needs an update token (Authorization: update-token …)"})
+			return
+		}
+		if err := checkNames(r); err != nil {
+			s.fail(w, r, err)
 			return
 		}
 		sum := sha256.Sum256([]byte(tok))
@@ -121,11 +179,7 @@ func (s *Server) exec(h handlerFunc) http.Handler {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, h handlerFunc, c *call) {
 	res, err := h(r, c)
 	if err != nil {
-		var ae *apiError
-		if !errors.As(err, &ae) {
-			ae = s.internal(r, err)
-		}
-		writeError(w, ae)
+		s.fail(w, r, err)
 		return
 	}
 	switch v := res.(type) {
@@ -140,6 +194,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, h handlerFunc, c 
 	default:
 		writeJSON(w, http.StatusOK, v)
 	}
+}
+
+// fail answers err: an *apiError as it says, anything else as s.internal maps it.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = s.internal(r, err)
+	}
+	writeError(w, ae)
 }
 
 // internal maps an unexpected error: transient PostgreSQL conflicts to 503 (the client retries), the

@@ -2,13 +2,71 @@ package server
 
 import (
 	"context"
+	"errors"
+	"net/http"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
 // authorizeRecordWrite checks that the update u (whose lease the request holds, its row locked) may
 // write the records and events of the cdkx deployment deploymentID: only the update that owns the
-// deployment may.
+// deployment may. The rules, all answered 403:
+//
+//   - A deployment of the queue (svc_deployments) must be of u's stack. The first commit that names it
+//     binds it to its update (svc_deployments.update_id), and it must then be RUNNING (claimed: cdkx
+//     claims its deployments before it writes state); from then on only that update writes it, whatever
+//     its status (a run may add its last events after its record ended).
+//   - An ID the queue does not know (a client that records no deployment, the state.Backend contract
+//     suite) names events only: they belong to the stack of the first event stored under that ID, and
+//     an update of another stack may not add to them. createDeployments refuses such an ID, so events
+//     cannot be planted ahead of a record.
 func authorizeRecordWrite(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) error {
+	var stackID int64
+	var status state.DeploymentStatus
+	var owner *string
+	err := tx.QueryRow(ctx, `SELECT stack_id, status, update_id FROM svc_deployments WHERE id = $1`, deploymentID).Scan(&stackID, &status, &owner)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return authorizeFreeEvents(ctx, tx, u, deploymentID)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case stackID != u.stackID:
+		return errorf(http.StatusForbidden, "Forbidden: deployment %s is a deployment of another stack; update %s may write only the deployments of its own stack", deploymentID, u.id)
+	case owner != nil && *owner == u.id:
+		return nil
+	case owner != nil:
+		return errorf(http.StatusForbidden, "Forbidden: deployment %s is written by update %s; update %s may not write its records or events (each run writes only the deployments it claimed)", deploymentID, *owner, u.id)
+	case status != state.StatusRunning:
+		return errorf(http.StatusForbidden, "Forbidden: deployment %s is %s, not RUNNING; a commit writes the events of a deployment its run claimed (POST …/deployments/claim) and has not finished", deploymentID, status)
+	}
+	tag, err := tx.Exec(ctx, `UPDATE svc_deployments SET update_id = $2 WHERE id = $1 AND stack_id = $3 AND update_id IS NULL AND status = 'RUNNING'`,
+		deploymentID, u.id, u.stackID)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return errorf(http.StatusForbidden, "Forbidden: deployment %s changed while update %s bound it (finished, aborted or bound by another update); read it again", deploymentID, u.id)
+	}
+	return nil
+}
+
+// authorizeFreeEvents checks a commit's events under an ID the queue does not know (see
+// authorizeRecordWrite): the first stored event of that ID, if any, must be of u's stack.
+func authorizeFreeEvents(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) error {
+	var stackID int64
+	err := tx.QueryRow(ctx, `SELECT stack_id FROM svc_deployment_events WHERE deployment_id = $1 ORDER BY seq LIMIT 1`, deploymentID).Scan(&stackID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if stackID != u.stackID {
+		return errorf(http.StatusForbidden, "Forbidden: the events of deployment %s are another stack's; update %s may write only the events of its own stack", deploymentID, u.id)
+	}
 	return nil
 }

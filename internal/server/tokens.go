@@ -6,6 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // ErrTokenNotFound is returned by RevokeToken for a name no token has.
@@ -14,19 +19,82 @@ var ErrTokenNotFound = errors.New("no API token has that name")
 // ErrTokenExists is returned by CreateToken for a name a token already has.
 var ErrTokenExists = errors.New("an API token with that name exists")
 
+// AllOrganizations is the organization name that, given to ForOrgs (cdkx server token create --org
+// '*'), makes a token reach every organization, those created later included.
+const AllOrganizations = "*"
+
+// tokenScope is what a token may do: the organizations it reaches (AllOrganizations: every one) and
+// whether it may only read.
+type tokenScope struct {
+	orgs     []string
+	readOnly bool
+	// scoped says that ForOrgs was given (CreateToken).
+	scoped bool
+}
+
+// reaches reports whether the scope includes organization org.
+func (t tokenScope) reaches(org string) bool {
+	return slices.Contains(t.orgs, AllOrganizations) || slices.Contains(t.orgs, org)
+}
+
+// all reports whether the scope reaches every organization.
+func (t tokenScope) all() bool { return slices.Contains(t.orgs, AllOrganizations) }
+
+// A TokenOption scopes the token CreateToken issues.
+type TokenOption func(*tokenScope)
+
+// ForOrgs makes the token reach only the organizations orgs (each a valid organization name, or
+// AllOrganizations for every organization); several ForOrgs add up.
+func ForOrgs(orgs ...string) TokenOption {
+	return func(t *tokenScope) { t.orgs, t.scoped = append(t.orgs, orgs...), true }
+}
+
+// ReadOnly makes the token read only: GET requests (exports, history, stacks, locks, deployments) and the
+// decrypt endpoints; every other request it sends is answered 403.
+func ReadOnly() TokenOption {
+	return func(t *tokenScope) { t.readOnly = true }
+}
+
+// DefaultOrganization returns the server's default organization (Options.Organization): the one a
+// token reaches when `cdkx server token create` is given no --org.
+func (s *Server) DefaultOrganization() string { return s.org }
+
 // CreateToken issues an API token named name and returns it; only its SHA-256 is stored, so this is
-// the one time it can be read.
-func (s *Server) CreateToken(ctx context.Context, name string) (string, error) {
+// the one time it can be read. Without ForOrgs the token reaches every organization (as every token did
+// before scopes existed); `cdkx server token create` passes ForOrgs(DefaultOrganization()) when given no
+// --org.
+func (s *Server) CreateToken(ctx context.Context, name string, opts ...TokenOption) (string, error) {
 	if !validName.MatchString(name) {
-		return "", errors.New("create token: a name is 1 to 100 letters, digits, '-', '_' or '.'")
+		return "", fmt.Errorf("create token: invalid name %s: %s", quoteName(name), tokenRule)
 	}
+	var scope tokenScope
+	for _, o := range opts {
+		o(&scope)
+	}
+	switch {
+	case scope.scoped && len(scope.orgs) == 0:
+		return "", fmt.Errorf("create token: name at least one organization, or %q for every organization", AllOrganizations)
+	case !scope.scoped:
+		scope.orgs = []string{AllOrganizations}
+	}
+	if slices.Contains(scope.orgs, AllOrganizations) {
+		scope.orgs = []string{AllOrganizations}
+	}
+	for _, org := range scope.orgs {
+		if org != AllOrganizations && !validOrgName(org) {
+			return "", fmt.Errorf("create token: invalid organization name %s: %s (or %q for every organization)", quoteName(org), orgRule, AllOrganizations)
+		}
+	}
+	slices.Sort(scope.orgs)
+	scope.orgs = slices.Compact(scope.orgs)
 	var raw [32]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		return "", err
 	}
 	tok := "cdkx-" + hex.EncodeToString(raw[:])
 	sum := sha256.Sum256([]byte(tok))
-	_, err := s.pool.Exec(ctx, `INSERT INTO svc_tokens (name, hash, created_at) VALUES ($1, $2, $3)`, name, sum[:], s.now())
+	_, err := s.pool.Exec(ctx, `INSERT INTO svc_tokens (name, hash, created_at, orgs, read_only) VALUES ($1, $2, $3, $4, $5)`,
+		name, sum[:], s.now(), scope.orgs, scope.readOnly)
 	if pgCode(err) == codeUniqueViolation {
 		return "", ErrTokenExists
 	}
@@ -46,4 +114,27 @@ func (s *Server) RevokeToken(ctx context.Context, name string) error {
 		return ErrTokenNotFound
 	}
 	return nil
+}
+
+// TokenInfo describes an API token (never the token itself: the server keeps only its SHA-256).
+type TokenInfo struct {
+	Name string
+	// Orgs are the organizations it reaches, sorted; AllOrganizations alone: every one.
+	Orgs     []string
+	ReadOnly bool
+	// CreatedAt is when it was created, in the server's clock.
+	CreatedAt time.Time
+}
+
+// Tokens lists the API tokens by name.
+func (s *Server) Tokens(ctx context.Context) ([]TokenInfo, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name, orgs, read_only, created_at FROM svc_tokens ORDER BY name`)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (TokenInfo, error) {
+		var t TokenInfo
+		err := row.Scan(&t.Name, &t.Orgs, &t.ReadOnly, &t.CreatedAt)
+		return t, err
+	})
 }

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -24,25 +26,55 @@ type userInfo struct {
 	Identities    []string  `json:"identities"`
 }
 
+// user answers GET /api/user: the token's name, and the organizations it reaches (the default
+// organization first when it reaches it). A token of every organization lists the default one and every
+// organization that has a stack.
 func (s *Server) user(r *http.Request, c *call) (any, error) {
-	orgs := []orgInfo{{GitHubLogin: s.org, Name: s.org}}
-	rows, err := s.pool.Query(r.Context(), `SELECT DISTINCT org FROM svc_stacks WHERE org <> $1 ORDER BY org`, s.org)
+	names, err := s.userOrgs(r.Context(), c)
 	if err != nil {
 		return nil, err
 	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range names {
-		orgs = append(orgs, orgInfo{GitHubLogin: n, Name: n})
+	orgs := make([]orgInfo, len(names))
+	for i, n := range names {
+		orgs[i] = orgInfo{GitHubLogin: n, Name: n}
 	}
 	return userInfo{ID: c.user, GitHubLogin: c.user, Name: c.user, Organizations: orgs, Identities: []string{}}, nil
 }
 
-// defaultOrg mirrors apitype.GetDefaultOrganizationResponse, whose fields have no JSON tags.
+// userOrgs returns the organizations the token of c reaches, the default one first when it does, then
+// the others sorted.
+func (s *Server) userOrgs(ctx context.Context, c *call) ([]string, error) {
+	var others []string
+	if c.scope.all() {
+		rows, err := s.pool.Query(ctx, `SELECT DISTINCT org FROM svc_stacks WHERE org <> $1 ORDER BY org`, s.org)
+		if err != nil {
+			return nil, err
+		}
+		if others, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, o := range c.scope.orgs {
+			if o != s.org {
+				others = append(others, o)
+			}
+		}
+		slices.Sort(others)
+	}
+	if c.scope.reaches(s.org) {
+		return append([]string{s.org}, others...), nil
+	}
+	return others, nil
+}
+
+// defaultOrg mirrors apitype.GetDefaultOrganizationResponse, whose fields have no JSON tags: the
+// server's default organization when the token reaches it, else the first the token reaches.
 func (s *Server) defaultOrg(r *http.Request, c *call) (any, error) {
-	return map[string]any{"OrganizationName": s.org, "Messages": []any{}}, nil
+	org := s.org
+	if !c.scope.reaches(org) && len(c.scope.orgs) > 0 {
+		org = slices.Min(c.scope.orgs)
+	}
+	return map[string]any{"OrganizationName": org, "Messages": []any{}}, nil
 }
 
 // stackSummary mirrors apitype.StackSummary.
@@ -54,12 +86,18 @@ type stackSummary struct {
 	ResourceCount *int64 `json:"resourceCount,omitempty"`
 }
 
-// listStacks answers GET /api/user/stacks?organization=&project= with every matching stack (one page).
+// listStacks answers GET /api/user/stacks?organization=&project= with every matching stack of the
+// token's organizations (one page).
 func (s *Server) listStacks(r *http.Request, c *call) (any, error) {
 	q := r.URL.Query()
+	var orgs []string // nil: every organization
+	if !c.scope.all() {
+		orgs = c.scope.orgs
+	}
 	rows, err := s.pool.Query(r.Context(), `SELECT org, project, name, last_update, resource_count FROM svc_stacks
-WHERE ($1 = '' OR org = $1) AND ($2 = '' OR project = $2) ORDER BY org, project, name`,
-		q.Get("organization"), q.Get("project"))
+WHERE ($1 = '' OR org = $1) AND ($2 = '' OR project = $2) AND ($3::text[] IS NULL OR org = ANY($3))
+ORDER BY org, project, name`,
+		q.Get("organization"), q.Get("project"), orgs)
 	if err != nil {
 		return nil, err
 	}
