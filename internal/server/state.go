@@ -480,6 +480,7 @@ type docParser struct {
 	limit int // the parser reads no further
 	kind  docKind
 	path  string // where it is, for errors
+	tail  bool   // reading the text after the resources list
 }
 
 func (p *docParser) fail(format string, args ...any) error {
@@ -543,7 +544,7 @@ func (p *docParser) head() (docPart, int, error) {
 // the top-level object, up to the text's end.
 func (p *docParser) tailPart() (docPart, error) {
 	var part docPart
-	p.path = "deployment"
+	p.path, p.tail = "deployment", true
 	if _, err := p.members(1, &part, true); err != nil {
 		return part, err
 	}
@@ -621,6 +622,9 @@ func (p *docParser) members(level int, part *docPart, resume bool) (stop bool, e
 			if err := p.decodeValue(&f); err != nil {
 				return false, err
 			}
+		case level == 1 && strings.EqualFold(key, "resources") && p.tail:
+			// The head held the list already.
+			return false, &docError{at, "deployment", fmt.Sprintf("duplicate key %q", key)}
 		case level == 1 && strings.EqualFold(key, "resources"):
 			if c == '[' {
 				p.pos++
