@@ -80,7 +80,7 @@ func TestStacks(t *testing.T) {
 		{"empty body", "POST", "/api/stacks/org/proj", ``, 400},
 		{"missing stack", "GET", "/api/stacks/org/proj/nope", ``, 404},
 		{"delete missing", "DELETE", "/api/stacks/org/proj/nope", ``, 404},
-		{"encrypt is not offered", "POST", "/api/stacks/org/proj/dev/encrypt", `{"plaintext":"eA=="}`, 501},
+		{"encrypt without a secrets key", "POST", "/api/stacks/org/proj/dev/encrypt", `{"plaintext":"eA=="}`, 400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,11 +144,11 @@ func TestLifecycle(t *testing.T) {
 	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export", e.token, nil); string(got) != verbatim {
 		t.Errorf("export = %s, want the verbatim bytes %s", got, verbatim)
 	}
-	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export/1", e.token, nil); string(got) != deployment1 {
+	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export/1?checkpoint=true", e.token, nil); string(got) != deployment1 {
 		t.Errorf("export/1 = %s, want %s", got, deployment1)
 	}
-	e.must(404, "GET", "/api/stacks/org/proj/dev/export/3", e.token, nil)
-	e.must(400, "GET", "/api/stacks/org/proj/dev/export/x", e.token, nil)
+	e.must(404, "GET", "/api/stacks/org/proj/dev/export/3?checkpoint=true", e.token, nil)
+	e.must(400, "GET", "/api/stacks/org/proj/dev/export/x?checkpoint=true", e.token, nil)
 
 	// Events: idempotent by sequence, replayed in order.
 	ev := func(seq int) string {
@@ -226,7 +226,7 @@ func TestExecutionErrors(t *testing.T) {
 	}{
 		{"another stack's lease", "PATCH", dev + "/checkpointverbatim", prodLease, cp, 403, ""},
 		{"lease on another stack's URL", "PATCH", "/api/stacks/org/proj/dev/update/" + prodID + "/checkpointverbatim", prodLease, cp, 403, ""},
-		{"another kind in the URL", "PATCH", "/api/stacks/org/proj/dev/destroy/" + id + "/checkpointverbatim", lease, cp, 403, ""},
+		{"unknown kind in the URL", "PATCH", "/api/stacks/org/proj/dev/deploy/" + id + "/checkpointverbatim", lease, cp, 404, ""},
 		{"malformed JSON", "PATCH", dev + "/checkpointverbatim", lease, `{"version":3,`, 400, ""},
 		{"not JSON deployment", "PATCH", dev + "/checkpoint", lease, `{"version":3,"deployment":"x"}`, 400, ""},
 		{"resources not a list", "PATCH", dev + "/checkpointverbatim", lease, `{"version":3,"untypedDeployment":{"version":3,"deployment":{"resources":{}}},"sequenceNumber":8}`, 400, ""},
@@ -329,7 +329,7 @@ func TestImport(t *testing.T) {
 	if got, want := e.snapshot("dev"), (snapshot{Version: 1, Checkpoints: 1, Statuses: "succeeded", Expiries: "-"}); got != want {
 		t.Errorf("after import: %+v, want %+v", got, want)
 	}
-	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export/1", e.token, nil); string(got) != deployment1 {
+	if got := e.must(200, "GET", "/api/stacks/org/proj/dev/export/1?checkpoint=true", e.token, nil); string(got) != deployment1 {
 		t.Errorf("export/1 = %s, want %s", got, deployment1)
 	}
 }
