@@ -50,6 +50,14 @@ package server
 //   GET   /api/cdkx/{org}/{project}/deployments/{id}                → D with its snapshot.
 //   GET   /api/cdkx/{org}/{project}/deployments/{id}/events         → {"events": [state.Event…]}.
 //
+// Authorization (http.go, owner.go): like every route, these check the names in the path and query and
+// the API token's organizations (403 for another organization's), and a read-only token may only GET.
+// Beyond that: a RUNNING deployment is ended (PATCH, or a transition out of RUNNING) and kept alive
+// (heartbeat) only by the token that claimed it (recorded as svc_deployments.claimed_by); any
+// read-write token of the organization may ask it to stop (abort), create, approve, reject or claim.
+// PATCH …/commit writes the events of a deployment only when the committing update owns it: its first
+// commit binds a RUNNING deployment of its own stack to it, and no other update writes it afterwards.
+//
 // The cdkx CLI creates updates with a "cdkxLock" object (pkg/state.LockInfo) in the
 // UpdateProgramRequest, which the server keeps with the update; renew_lease takes an optional
 // "heartbeatAt" (RFC 3339) that the lock listing reports.

@@ -159,7 +159,9 @@ func writes(r *http.Request) bool {
 // exec serves an execution call: `Authorization: update-token <lease-token>`; the handler checks the
 // lease under the update's row lock (lockLease), which binds it to one update of one stack: the token
 // that started the update reached the stack's organization and could write (api). Names are checked as
-// in api.
+// in api. A renewal (renew_lease) also checks that the API token that created the update still exists,
+// reaches the stack's organization and may write, so that revoking or narrowing a token stops its runs
+// within one lease, at the cost of one query per renewal rather than per call.
 func (s *Server) exec(h handlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme, tok := authorization(r)
@@ -172,8 +174,40 @@ func (s *Server) exec(h handlerFunc) http.Handler {
 			return
 		}
 		sum := sha256.Sum256([]byte(tok))
+		if strings.HasSuffix(r.Pattern, "/renew_lease") {
+			if err := s.checkLeaseCreator(r, sum[:]); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+		}
 		s.serve(w, r, h, &call{leaseHash: sum[:]})
 	})
+}
+
+// checkLeaseCreator checks that the API token that created the update of the lease whose SHA-256 is
+// hash still exists, reaches the update's organization and may write (403 otherwise). An unknown lease
+// passes: the handler answers it. So does an update whose creator was not recorded (created before
+// migration 00005).
+func (s *Server) checkLeaseCreator(r *http.Request, hash []byte) error {
+	var id, org string
+	var creator *string
+	var exists bool
+	var scope tokenScope
+	err := s.pool.QueryRow(r.Context(), `SELECT u.id, u.created_by, s.org, t.name IS NOT NULL, coalesce(t.orgs, '{}'), coalesce(t.read_only, false)
+FROM svc_updates u JOIN svc_stacks s ON s.id = u.stack_id LEFT JOIN svc_tokens t ON t.name = u.created_by WHERE u.lease_hash = $1`, hash).
+		Scan(&id, &creator, &org, &exists, &scope.orgs, &scope.readOnly)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && creator == nil) {
+		return nil
+	}
+	switch {
+	case err != nil:
+		return err
+	case !exists:
+		return errorf(http.StatusForbidden, "Forbidden: token %q, which created update %s, was revoked; the update's lease is not renewed: run it again with a valid token", *creator, id)
+	case !scope.reaches(org) || scope.readOnly:
+		return errorf(http.StatusForbidden, "Forbidden: token %q, which created update %s, may no longer write to organization %q; the update's lease is not renewed: run it again with a token that may", *creator, id, org)
+	}
+	return nil
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, h handlerFunc, c *call) {

@@ -16,8 +16,11 @@ import (
 //
 //   - A deployment of the queue (svc_deployments) must be of u's stack. The first commit that names it
 //     binds it to its update (svc_deployments.update_id), and it must then be RUNNING (claimed: cdkx
-//     claims its deployments before it writes state); from then on only that update writes it, whatever
-//     its status (a run may add its last events after its record ended).
+//     claims its deployments before it writes state) and claimed by the API token that created the
+//     update (when both are known), so that another token of the organization cannot take the stack's
+//     lock between the claim and the run's lock and bind the run's deployment to its own update; from
+//     then on only that update writes it, whatever its status (a run may add its last events after its
+//     record ended).
 //   - An ID the queue does not know (a client that records no deployment, the state.Backend contract
 //     suite) names events only: they belong to the stack of the first event stored under that ID, and
 //     an update of another stack may not add to them. createDeployments refuses such an ID, so events
@@ -25,8 +28,9 @@ import (
 func authorizeRecordWrite(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) error {
 	var stackID int64
 	var status state.DeploymentStatus
-	var owner *string
-	err := tx.QueryRow(ctx, `SELECT stack_id, status, update_id FROM svc_deployments WHERE id = $1`, deploymentID).Scan(&stackID, &status, &owner)
+	var owner, claimer, creator *string
+	err := tx.QueryRow(ctx, `SELECT d.stack_id, d.status, d.update_id, d.claimed_by, u.created_by
+FROM svc_deployments d LEFT JOIN svc_updates u ON u.id = $2 WHERE d.id = $1`, deploymentID, u.id).Scan(&stackID, &status, &owner, &claimer, &creator)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return authorizeFreeEvents(ctx, tx, u, deploymentID)
 	}
@@ -42,6 +46,8 @@ func authorizeRecordWrite(ctx context.Context, tx pgx.Tx, u updateRow, deploymen
 		return errorf(http.StatusForbidden, "Forbidden: deployment %s is written by update %s; update %s may not write its records or events (each run writes only the deployments it claimed)", deploymentID, *owner, u.id)
 	case status != state.StatusRunning:
 		return errorf(http.StatusForbidden, "Forbidden: deployment %s is %s, not RUNNING; a commit writes the events of a deployment its run claimed (POST …/deployments/claim) and has not finished", deploymentID, status)
+	case claimer != nil && creator != nil && *claimer != *creator:
+		return errorf(http.StatusForbidden, "Forbidden: deployment %s was claimed by token %q, and update %s was created by token %q; a run writes its deployments with the token that claimed them", deploymentID, *claimer, u.id, *creator)
 	}
 	tag, err := tx.Exec(ctx, `UPDATE svc_deployments SET update_id = $2 WHERE id = $1 AND stack_id = $3 AND update_id IS NULL AND status = 'RUNNING'`,
 		deploymentID, u.id, u.stackID)

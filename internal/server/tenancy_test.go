@@ -140,6 +140,10 @@ func TestTenancy(t *testing.T) {
 		{"org B token aborts org A's deployment", e.teamB, "POST", deps + "/dep-dev/abort", map[string]any{}, 403},
 		{"org B token names org A in its own path", e.teamB, "PATCH", "/api/cdkx/borg/proj/deployments/dep-dev", finish, 404},
 		{"org B token lists org A's stacks", e.teamB, "GET", "/api/user/stacks?organization=org", nil, 403},
+		{"org B token reads org A's history", e.teamB, "GET", st + "/updates", nil, 403},
+		{"org B token tags org A's stack", e.teamB, "PATCH", st + "/tags", map[string]string{"k": "v"}, 403},
+		{"org B token renames org A's stack", e.teamB, "POST", st + "/rename", map[string]string{"newName": "x"}, 403},
+		{"org B token decrypts org A's secrets", e.teamB, "POST", st + "/decrypt", map[string]any{"ciphertext": "eA=="}, 403},
 		{"org A token gets org B's stack", e.teamA, "GET", "/api/stacks/borg/proj/dev", nil, 403},
 		{"org A token of the default organization only", e.teamA, "GET", "/api/stacks/organization/proj/dev", nil, 403},
 		// Read-only tokens.
@@ -152,6 +156,12 @@ func TestTenancy(t *testing.T) {
 		{"read-only shows a deployment", e.viewer, "GET", deps + "/dep-dev", nil, 200},
 		{"read-only shows events", e.viewer, "GET", deps + "/dep-dev/events", nil, 200},
 		{"read-only decrypts", e.viewer, "POST", st + "/decrypt", map[string]any{"ciphertext": "eA=="}, notForbidden},
+		{"read-only decrypts a batch", e.viewer, "POST", st + "/batch-decrypt", map[string]any{"ciphertexts": []string{"eA=="}}, notForbidden},
+		{"read-only reads history", e.viewer, "GET", st + "/updates", nil, 200},
+		{"read-only reads the latest update", e.viewer, "GET", st + "/updates/latest", nil, notForbidden},
+		{"read-only tags", e.viewer, "PATCH", st + "/tags", map[string]string{"k": "v"}, 403},
+		{"read-only renames", e.viewer, "POST", st + "/rename", map[string]string{"newName": "x"}, 403},
+		{"read-only encrypts a batch", e.viewer, "POST", st + "/batch-encrypt", map[string]any{"plaintexts": []string{"eA=="}}, 403},
 		{"read-only creates a stack", e.viewer, "POST", "/api/stacks/org/proj", map[string]any{"stackName": "ro"}, 403},
 		{"read-only creates an update", e.viewer, "POST", st + "/update", map[string]any{}, 403},
 		{"read-only creates a preview", e.viewer, "POST", st + "/preview", map[string]any{}, 403},
@@ -393,5 +403,37 @@ func TestMigrateTenancy(t *testing.T) {
 	}
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("migrate up again: %v", err)
+	}
+}
+
+// TestAnotherTokensLease checks the lease side of tenancy: another token of the organization that takes
+// the stack's lock between a run's claim and its lock cannot bind the run's deployment, and a revoked
+// token's update cannot renew its lease.
+func TestAnotherTokensLease(t *testing.T) {
+	e := newTenancy(t)
+	e.must(200, "POST", "/api/stacks/org/proj", e.teamA, map[string]any{"stackName": "qa"})
+	e.must(200, "POST", deps, e.teamA, deploymentsBody{Deployments: []state.Deployment{dep("dep-qa", "qa", state.StatusPending)}})
+	e.must(200, "POST", deps+"/claim", e.teamA, map[string]any{"ids": []string{"dep-qa"}, "runner": "ci"})
+	id, lease := e.begin("qa", e.carol)
+	before := dumpTables(t, e.env)
+	code, body := e.do("PATCH", "/api/stacks/org/proj/qa/update/"+id+"/commit", lease, commitBody(1, 0, cdkxDocument, "dep-qa"))
+	if code != 403 || !strings.Contains(string(body), `claimed by token \"team-a\"`) {
+		t.Errorf("commit of a deployment another token claimed = %d %s, want 403 naming the claimer", code, body)
+	}
+	if diff := cmp.Diff(before, dumpTables(t, e.env)); diff != "" {
+		t.Errorf("a refused commit changed the database (-before +after):\n%s", diff)
+	}
+	renew := "/api/stacks/org/proj/qa/update/" + id + "/renew_lease"
+	e.must(200, "POST", renew, lease, map[string]any{"duration": 60})
+	if err := e.srv.RevokeToken(context.Background(), "carol"); err != nil {
+		t.Fatal(err)
+	}
+	before = dumpTables(t, e.env)
+	code, body = e.do("POST", renew, lease, map[string]any{"duration": 60})
+	if code != 403 || !strings.Contains(string(body), "revoked") {
+		t.Errorf("renew_lease of a revoked token's update = %d %s, want 403 saying it was revoked", code, body)
+	}
+	if diff := cmp.Diff(before, dumpTables(t, e.env)); diff != "" {
+		t.Errorf("a refused renewal changed the database (-before +after):\n%s", diff)
 	}
 }
