@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cdkx-dev/cdkx/internal/server/journal"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
@@ -32,6 +33,50 @@ const maxCachedStacks = 256
 type textCache struct {
 	mu sync.Mutex
 	m  map[int64]cachedText
+	// replays maps a journaled update's ID to the replayer of its entries (journal.go).
+	replays map[string]cachedReplay
+}
+
+// maxCachedReplays bounds the journaled updates whose replayer a replica keeps in memory.
+const maxCachedReplays = 64
+
+// cachedReplay is the replayer of a journaled update's entries 1..replayed.
+type cachedReplay struct {
+	replayed int64
+	r        *journal.Replayer
+}
+
+// takeReplay returns the cached replayer of the update's entries 1..replayed, if that is the one
+// cached, and removes it from the cache: the caller owns it.
+func (c *textCache) takeReplay(updateID string, replayed int64) *journal.Replayer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.replays[updateID]
+	if !ok {
+		return nil
+	}
+	delete(c.replays, updateID)
+	if e.replayed != replayed {
+		return nil
+	}
+	return e.r
+}
+
+// putReplay caches r as the replayer of the update's entries 1..replayed; call it only once the
+// transaction that stored its checkpoint has committed. A full cache drops an arbitrary entry.
+func (c *textCache) putReplay(updateID string, replayed int64, r *journal.Replayer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.replays == nil {
+		c.replays = map[string]cachedReplay{}
+	}
+	if _, ok := c.replays[updateID]; !ok && len(c.replays) >= maxCachedReplays {
+		for k := range c.replays {
+			delete(c.replays, k)
+			break
+		}
+	}
+	c.replays[updateID] = cachedReplay{replayed: replayed, r: r}
 }
 
 type cachedText struct {
