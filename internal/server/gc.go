@@ -24,7 +24,8 @@ const gcLockKey int64 = 0x63646b7873766763
 
 // Collect cancels, in one statement, the running updates whose lease expired more than the lease grace
 // (Options.LeaseGrace) ago and the updates not started for NotStartedTimeout, which unlocks their
-// stacks; it returns how many it cancelled. It also deletes the idempotency keys older than
+// stacks; it returns how many it cancelled. (A create on the stack does not wait for it: it takes over an
+// expired lease at once, and a not-started update after NotStartedTakeover; updates.go.) It also deletes the idempotency keys older than
 // IdempotencyTTL.
 func (s *Server) Collect(ctx context.Context) (int64, error) {
 	now := s.now()

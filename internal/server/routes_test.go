@@ -351,3 +351,31 @@ func TestRenameInState(t *testing.T) {
 		t.Errorf("renameInState (-want +got):\n%s", diff)
 	}
 }
+
+// TestGetStackActiveUpdate checks activeUpdate and currentOperation of GET …/{stack}: the active update
+// with its creator, else the latest one (what `pulumi cancel` cancels), else none.
+func TestGetStackActiveUpdate(t *testing.T) {
+	e := newEnv(t)
+	e.createStack("dev")
+	get := func() stackInfo {
+		var info stackInfo
+		decode(t, e.must(200, "GET", "/api/stacks/org/proj/dev", e.token, nil), &info)
+		return info
+	}
+	if info := get(); info.ActiveUpdate != "" || info.CurrentOperation != nil {
+		t.Errorf("new stack: %+v, want no update", info)
+	}
+	id := e.createUpdate("dev", "destroy", `{}`)
+	want := &operationStatus{Kind: "destroy", Author: "alice", Started: e.clock.now().Unix()}
+	if info := get(); info.ActiveUpdate != id || !cmp.Equal(info.CurrentOperation, want) {
+		t.Errorf("while active: %+v %+v, want %s %+v", info.ActiveUpdate, info.CurrentOperation, id, want)
+	}
+	e.must(204, "POST", "/api/stacks/org/proj/dev/update/"+id+"/cancel", e.token, nil)
+	if info := get(); info.ActiveUpdate != id || info.CurrentOperation != nil {
+		t.Errorf("after cancel: %+v, want the latest update and no operation", info)
+	}
+	e.must(204, "POST", "/api/stacks/org/proj/dev/update/"+id+"/cancel", e.token, nil) // a retry
+	done, lease := e.startUpdate("dev", "update")
+	e.must(200, "POST", "/api/stacks/org/proj/dev/update/"+done+"/complete", lease, `{"status":"succeeded"}`)
+	e.must(409, "POST", "/api/stacks/org/proj/dev/update/"+done+"/cancel", e.token, nil)
+}

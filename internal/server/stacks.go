@@ -106,15 +106,20 @@ type stackInfo struct {
 	Version          int64             `json:"version"`
 }
 
+// getStack serves GET …/{stack} (apitype.Stack). activeUpdate is the stack's active update, or its
+// latest update when none is active (as the Pulumi service answers: `pulumi cancel` then reports that
+// the update already completed), or "" for a stack never updated; currentOperation describes the active
+// one, with the name of the token that created it as author.
 func (s *Server) getStack(r *http.Request, c *call) (any, error) {
 	var info stackInfo
 	var id int64
-	var active, kind *string
+	var update, kind, status, author *string
 	var started *time.Time
-	err := s.pool.QueryRow(r.Context(), `SELECT s.id, s.org, s.project, s.name, s.tags, s.version, u.id, u.kind, u.created_at
-FROM svc_stacks s LEFT JOIN svc_updates u ON u.stack_id = s.id AND u.status IN ('not started', 'requested', 'running')
+	err := s.pool.QueryRow(r.Context(), `SELECT s.id, s.org, s.project, s.name, s.tags, s.version, u.id, u.kind, u.status, u.created_by, u.created_at
+FROM svc_stacks s LEFT JOIN LATERAL (SELECT * FROM svc_updates WHERE stack_id = s.id
+  ORDER BY status IN ('not started', 'requested', 'running') DESC, created_at DESC LIMIT 1) u ON true
 WHERE s.org = $1 AND s.project = $2 AND s.name = $3`, r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")).
-		Scan(&id, &info.OrgName, &info.ProjectName, &info.StackName, &info.Tags, &info.Version, &active, &kind, &started)
+		Scan(&id, &info.OrgName, &info.ProjectName, &info.StackName, &info.Tags, &info.Version, &update, &kind, &status, &author, &started)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found", r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"))
 	}
@@ -122,11 +127,21 @@ WHERE s.org = $1 AND s.project = $2 AND s.name = $3`, r.PathValue("org"), r.Path
 		return nil, err
 	}
 	info.ID = info.OrgName + "/" + info.ProjectName + "/" + info.StackName
-	if active != nil {
-		info.ActiveUpdate = *active
-		info.CurrentOperation = &operationStatus{Kind: *kind, Author: c.user, Started: started.Unix()}
+	if update != nil {
+		info.ActiveUpdate = *update
+		if isActive(*status) {
+			info.CurrentOperation = &operationStatus{Kind: *kind, Author: cmp.Or(deref(author), "unknown"), Started: started.Unix()}
+		}
 	}
 	return info, nil
+}
+
+// deref returns *p, or "" for nil.
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 // deleteStack follows the service: 400 "Bad Request: Stack still contains resources." (the exact message
