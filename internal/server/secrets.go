@@ -35,8 +35,8 @@ const maxSecretsBatch = 10000
 // errNoSecretsKey answers the secrets endpoints of a server started without a key: 400, which the
 // Pulumi CLI does not retry (it retries 5xx).
 var errNoSecretsKey = &apiError{code: http.StatusBadRequest, msg: "Bad Request: this cdkx server has no secrets key, so it cannot encrypt or decrypt secrets; " +
-	"start it with --secrets-key-file FILE (32 random bytes, base64; or set CDKX_SERVER_SECRETS_KEY), or create the stack with " +
-	"another secrets provider: pulumi stack init --secrets-provider passphrase (or change-secrets-provider passphrase)"}
+	"start it with --secrets-key-file FILE (32 random bytes, base64; or set CDKX_SERVER_SECRETS_KEY), or use another secrets provider: " +
+	"pulumi stack init --secrets-provider passphrase (an existing stack: pulumi stack change-secrets-provider passphrase)"}
 
 // newSecretsAEAD returns the AEAD of key, nil for no key.
 func newSecretsAEAD(key []byte) (cipher.AEAD, error) {
@@ -172,4 +172,18 @@ func (s *Server) batchDecrypt(r *http.Request, c *call) (any, error) {
 		resp.Plaintexts[base64.StdEncoding.EncodeToString(ct)] = pt
 	}
 	return resp, nil
+}
+
+// logDecryption serves POST …/decrypt/log-decryption and …/decrypt/log-batch-decryption
+// (stateapi.Log3rdPartyDecryptionEvent): the Pulumi CLI reports that it showed secrets it decrypted with
+// another secrets provider; the server logs the report (token, stack, secret or command) and answers 200.
+func (s *Server) logDecryption(r *http.Request, c *call) (any, error) {
+	var req stateapi.Log3rdPartyDecryptionEvent
+	if _, err := s.decodeBody(r, &req, true); err != nil {
+		return nil, err
+	}
+	s.log.InfoContext(r.Context(), "secrets shown by the client", "token", c.user,
+		"stack", r.PathValue("org")+"/"+r.PathValue("project")+"/"+r.PathValue("stack"),
+		"secret", req.SecretName, "command", req.CommandName)
+	return nil, nil
 }

@@ -153,6 +153,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST "+st+"/batch-encrypt", s.api(s.batchEncrypt))
 	mux.Handle("POST "+st+"/decrypt", s.api(s.decrypt))
 	mux.Handle("POST "+st+"/batch-decrypt", s.api(s.batchDecrypt))
+	mux.Handle("POST "+st+"/decrypt/log-decryption", s.api(s.logDecryption))
+	mux.Handle("POST "+st+"/decrypt/log-batch-decryption", s.api(s.logDecryption))
 	mux.Handle("PATCH "+st+"/tags", s.api(s.updateTags))
 	mux.Handle("POST "+st+"/rename", s.api(s.renameStack))
 	mux.Handle("GET "+st+"/updates", s.api(s.history))

@@ -40,3 +40,12 @@ type BatchDecryptRequest struct {
 type BatchDecryptResponse struct {
 	Plaintexts map[string][]byte `json:"plaintexts"`
 }
+
+// Log3rdPartyDecryptionEvent mirrors apitype.Log3rdPartyDecryptionEvent: the body of POST
+// …/decrypt/log-decryption (SecretName: one value shown) and …/decrypt/log-batch-decryption (CommandName:
+// the command that showed a stack's secrets), which the Pulumi CLI sends when it decrypts with another
+// secrets provider (e.g. passphrase) so that the service can audit it.
+type Log3rdPartyDecryptionEvent struct {
+	SecretName  string `json:"secretName,omitempty"`
+	CommandName string `json:"commandName,omitempty"`
+}
