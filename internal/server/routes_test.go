@@ -119,7 +119,7 @@ func TestNoCatchAll(t *testing.T) {
 		want                     int
 		message                  string
 	}{
-		{"rename reaches rename", "POST", st + "/rename", `{"newName":"a b"}`, 400, `Bad Request: invalid name "a b": use 1 to 100 letters, digits, '-', '_' or '.'`},
+		{"rename reaches rename", "POST", st + "/rename", `{"newName":"a b"}`, 400, `Bad Request: invalid stack name "a b" in newName: ` + stackRule},
 		{"unknown create kind", "POST", st + "/deploy", `{}`, 404, ""},
 		{"unknown follow-up kind", "POST", st + "/deploy/x", `{}`, 404, "Not Found: no route POST " + st + "/deploy/x"},
 		{"unknown follow-up kind GET", "GET", st + "/encrypt/x", ``, 404, "Not Found: no route GET " + st + "/encrypt/x"},

@@ -63,11 +63,9 @@ func (s *Server) createStack(r *http.Request, c *call) (any, error) {
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
-	org, project := r.PathValue("org"), r.PathValue("project")
-	for _, n := range []string{org, project, req.StackName} {
-		if !validName.MatchString(n) {
-			return nil, errorf(http.StatusBadRequest, "Bad Request: invalid name %q: use 1 to 100 letters, digits, '-', '_' or '.'", n)
-		}
+	org, project := r.PathValue("org"), r.PathValue("project") // checked by api (checkNames)
+	if !validStackName(req.StackName) {
+		return nil, badName("stack", req.StackName, stackRule, "in stackName")
 	}
 	if req.Tags == nil {
 		req.Tags = map[string]string{}
@@ -223,11 +221,11 @@ func (s *Server) renameStack(r *http.Request, c *call) (any, error) {
 	}
 	org, oldProject, oldName := r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")
 	newProject := cmp.Or(req.NewProject, oldProject)
-	// TODO(H2): validate with validStackName and validProjectName (names.go) once they exist.
-	for _, n := range []string{newProject, req.NewName} {
-		if !validName.MatchString(n) || n == "." || n == ".." {
-			return nil, errorf(http.StatusBadRequest, "Bad Request: invalid name %q: use 1 to 100 letters, digits, '-', '_' or '.'", n)
-		}
+	if !validProjectName(newProject) {
+		return nil, badName("project", newProject, projectRule, "in newProject")
+	}
+	if !validStackName(req.NewName) {
+		return nil, badName("stack", req.NewName, stackRule, "in newName")
 	}
 	if newProject == oldProject && req.NewName == oldName {
 		return nil, nil
