@@ -729,6 +729,8 @@ type svcFront struct {
 	tr      *http.Transport
 	next    atomic.Uint64
 	delay   atomic.Int64 // nanoseconds
+	// delayOnly, when set, limits the delay to requests whose path ends with it (e.g. "/commit").
+	delayOnly atomic.Pointer[string]
 	served  []atomic.Int64
 	refused atomic.Int64 // connections a replica refused
 	failed  atomic.Int64 // requests answered 502 (the replica failed mid-request)
@@ -788,7 +790,9 @@ func (f *svcFront) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		body = b
 	}
-	if d := time.Duration(f.delay.Load()); d > 0 {
+	if only := f.delayOnly.Load(); only != nil && !strings.HasSuffix(req.URL.Path, *only) {
+		// not delayed
+	} else if d := time.Duration(f.delay.Load()); d > 0 {
 		select {
 		case <-req.Context().Done():
 			return nil, req.Context().Err()
