@@ -92,7 +92,7 @@ func TestServiceLiveHolderKept(t *testing.T) {
 	env := svcClientEnv(token)
 	dir, holder := svcStartBigDeploy(t, bin, env, slow.URL, 1, 5)
 	commit := "/commit"
-	slow.delayOnly.Store(&commit) // lease renewals go through at once: only the work is slow
+	slow.delayOnly.Store(&commit)   // lease renewals go through at once: only the work is slow
 	slow.setDelay(25 * time.Second) // longer than the lease: a holder stuck in a slow call is alive while it renews
 
 	waiter := svcExec(bin, dir, env, "deploy", "--state", srv.URL, "--lock-timeout", "2m")

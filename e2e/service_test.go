@@ -731,9 +731,9 @@ type svcFront struct {
 	delay   atomic.Int64 // nanoseconds
 	// delayOnly, when set, limits the delay to requests whose path ends with it (e.g. "/commit").
 	delayOnly atomic.Pointer[string]
-	served  []atomic.Int64
-	refused atomic.Int64 // connections a replica refused
-	failed  atomic.Int64 // requests answered 502 (the replica failed mid-request)
+	served    []atomic.Int64
+	refused   atomic.Int64 // connections a replica refused
+	failed    atomic.Int64 // requests answered 502 (the replica failed mid-request)
 }
 
 func svcNewFront(t *testing.T, replicas ...*svcServer) *svcFront {
