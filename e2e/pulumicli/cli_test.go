@@ -375,9 +375,7 @@ func deploymentKey(d deployment) string {
 		if r.Type != "pulumi:pulumi:Stack" {
 			continue
 		}
-		for _, k := range slices.Sorted(maps.Keys(r.Outputs)) {
-			outputs = append(outputs, k)
-		}
+		outputs = append(outputs, slices.Sorted(maps.Keys(r.Outputs))...)
 		for _, k := range slices.Sorted(maps.Keys(r.Outputs)) {
 			if m, ok := r.Outputs[k].(map[string]any); ok && m["4dabf18193072939515e22adb298388d"] == "1b47061264138c4ac30d75fd1eb44270" {
 				outputs = append(outputs, "("+k+" secret)")
@@ -593,6 +591,8 @@ func (s *session) concurrentUps() {
 	const name = "concurrent up (winner)"
 	a := s.start(midRunMarker, "up", "--yes", "--skip-preview")
 	if !s.midRun(name, a) {
+		s.order = append(s.order, name)
+		s.keys[name] = "not under way"
 		return
 	}
 	_ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGSTOP)
