@@ -381,3 +381,55 @@ func TestGetStackActiveUpdate(t *testing.T) {
 	e.must(200, "POST", "/api/stacks/org/proj/dev/update/"+done+"/complete", lease, `{"status":"succeeded"}`)
 	e.must(409, "POST", "/api/stacks/org/proj/dev/update/"+done+"/cancel", e.token, nil)
 }
+
+// TestPulumiCLIConflictAtStart checks where a busy stack is reported: at create for any client, at
+// start for the Pulumi CLI (its User-Agent), which prints a 409 of start as its ConflictingUpdateError.
+func TestPulumiCLIConflictAtStart(t *testing.T) {
+	e := newEnv(t)
+	e.createStack("dev")
+	holder, lease := e.startUpdate("dev", "update")
+	const agent = "pulumi-cli/1 (v3.259.0; linux)"
+	before := e.snapshot("dev")
+	if code, body := e.do("POST", "/api/stacks/org/proj/dev/update", e.token, `{}`); code != 409 {
+		t.Errorf("create by another client = %d %s, want 409", code, body)
+	}
+	if diff := cmp.Diff(before, e.snapshot("dev")); diff != "" {
+		t.Errorf("a refused create changed the database (-before +after):\n%s", diff)
+	}
+	for _, kind := range []string{"update", "preview", "destroy"} {
+		code, body := e.do("POST", "/api/stacks/org/proj/dev/"+kind, e.token, `{"options":{"dryRun":true}}`, "User-Agent", agent)
+		if code != 200 {
+			t.Fatalf("create %s by the Pulumi CLI = %d %s, want 200", kind, code, body)
+		}
+		var cr struct{ UpdateID string }
+		decode(t, body, &cr)
+		code, body = e.do("POST", "/api/stacks/org/proj/dev/update/"+cr.UpdateID, e.token, `{"journalVersion":1}`, "User-Agent", agent)
+		var er errorResponse
+		decode(t, body, &er)
+		if code != 409 || er.Message != "Conflict: Another update is currently in progress." {
+			t.Errorf("start of %s by the Pulumi CLI = %d %s, want 409 with the Pulumi service's message", kind, code, body)
+		}
+		if got := e.status("dev", cr.UpdateID); got != "cancelled" {
+			t.Errorf("status of the refused update = %q, want cancelled", got)
+		}
+	}
+	var info stackInfo
+	decode(t, e.must(200, "GET", "/api/stacks/org/proj/dev", e.token, nil), &info)
+	if info.ActiveUpdate != holder {
+		t.Errorf("activeUpdate = %q, want the holder %q", info.ActiveUpdate, holder)
+	}
+	e.must(200, "POST", "/api/stacks/org/proj/dev/update/"+holder+"/complete", lease, `{"status":"succeeded"}`)
+	var h stateapi.GetHistoryResponse
+	decode(t, e.must(200, "GET", "/api/stacks/org/proj/dev/updates", e.token, nil), &h)
+	if len(h.Updates) != 1 {
+		t.Errorf("history = %d entries, want the holder's only", len(h.Updates))
+	}
+	// Free again: the Pulumi CLI's create and start succeed.
+	code, body := e.do("POST", "/api/stacks/org/proj/dev/update", e.token, `{}`, "User-Agent", agent)
+	var cr struct{ UpdateID string }
+	decode(t, body, &cr)
+	if code != 200 {
+		t.Fatalf("create on a free stack = %d %s", code, body)
+	}
+	e.must(200, "POST", "/api/stacks/org/proj/dev/update/"+cr.UpdateID, e.token, `{}`)
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -59,14 +60,21 @@ func isActive(status string) bool {
 // errExpired is the answer to a call with an expired lease; the Pulumi CLI stops renewing on it.
 var errExpired = &apiError{code: http.StatusForbidden, msg: "The provided update token has expired"}
 
-// errUpdateInProgress is the answer to a create while another update of the stack is active: the
-// message the Pulumi service answers, which the Pulumi CLI prints as is.
+// errUpdateInProgress is the answer to a create or a start while another update of the stack is
+// active: the message the Pulumi service answers. A 409 of start is what the Pulumi CLI turns into its
+// ConflictingUpdateError (the message and a link to Pulumi's page on update conflicts).
 var errUpdateInProgress = &apiError{code: http.StatusConflict, msg: "Conflict: Another update is currently in progress."}
+
+// pulumiCLIAgent prefixes the User-Agent of the Pulumi CLI (and of its automation API, which runs it).
+const pulumiCLIAgent = "pulumi-cli/"
 
 // createUpdate returns the handler of POST …/{stack}/{kind}: it creates a not-started update of kind
 // and answers its ID (stateapi.UpdateProgramResponse). An active update of the stack whose lease expired
 // (running, lease_expires_at in the past), or that stayed not started for NotStartedTakeover, is
-// cancelled first, in the same transaction; a live one makes the create a 409.
+// cancelled first, in the same transaction. A live one makes the create a 409 (errUpdateInProgress) —
+// except for the Pulumi CLI (User-Agent pulumi-cli/…), which recognises a busy stack only when start
+// answers 409, as the Pulumi service answers it: its create is stored cancelled, never started, and its
+// start answers the 409.
 func (s *Server) createUpdate(kind string) handlerFunc {
 	return func(r *http.Request, c *call) (any, error) {
 		var req stateapi.UpdateProgramRequest
@@ -91,11 +99,19 @@ WHERE stack_id = $1 AND ((status = 'running' AND lease_expires_at < $2) OR (stat
 				st.id, now, now.Add(-NotStartedTakeover)); err != nil {
 				return err
 			}
-			_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, request, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			tag, err := tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, request, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (stack_id) WHERE status IN ('not started', 'requested', 'running') DO NOTHING`,
 				id, st.id, kind, statusNotStarted, body, now, c.user)
-			if pgCode(err) == codeUniqueViolation {
+			switch {
+			case err != nil:
+				return err
+			case tag.RowsAffected() == 1:
+				return nil
+			case !strings.HasPrefix(r.UserAgent(), pulumiCLIAgent):
 				return errUpdateInProgress
 			}
+			_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, request, created_at, created_by, completed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $6)`,
+				id, st.id, kind, statusCancelled, body, now, c.user)
 			return err
 		})
 		if err != nil {
@@ -212,6 +228,17 @@ func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
 		u, err := lockUpdate(r.Context(), tx, r)
 		if err != nil {
 			return err
+		}
+		if u.status == statusCancelled {
+			// Cancelled before it started: by a create of the Pulumi CLI on a busy stack, by a takeover
+			// or by `cancel`; another update holds, or held, the stack.
+			var never bool
+			if err := tx.QueryRow(r.Context(), `SELECT started_at IS NULL FROM svc_updates WHERE id = $1`, u.id).Scan(&never); err != nil {
+				return err
+			}
+			if never {
+				return errUpdateInProgress
+			}
 		}
 		if u.status != statusNotStarted {
 			return errorf(http.StatusConflict, "Conflict: update %s is %s; it can be started only once", u.id, u.status)
