@@ -22,8 +22,14 @@
 // wall time, the requests and request-body bytes the CLI sent, the checkpoints (commits) stored, and the
 // bytes stored for the stack's checkpoints, which must grow linearly with N.
 //
+// -think D makes every deploy wait D before each checkpoint request (the time a real update spends in
+// its providers between two steps), so that the table shows the server's latency at a given number of
+// concurrent updates rather than at saturation (with -think 0, the default, every deploy sends its next
+// request as soon as the last one is answered: latency is then concurrency over throughput).
+// -cpuprofile FILE writes a CPU profile of the whole run (client and replicas; PostgreSQL runs apart).
+//
 // Usage: go run ./bench/server -database-url postgres://… [-updates 1,10,50] [-checkpoints 60]
-// [-duration 20s] [-resources 50] [-sizes 100,1000]
+// [-duration 20s] [-resources 50] [-sizes 100,1000] [-think 0] [-cpuprofile FILE]
 package main
 
 import (
@@ -43,6 +49,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,8 +71,22 @@ func main() {
 	duration := flag.Duration("duration", 20*time.Second, "time bound of each concurrency level")
 	resources := flag.Int("resources", 50, "resources in the throughput deploys' deployment")
 	sizes := flag.String("sizes", "100,1000", "resource counts of the storage deploys (one delta checkpoint per resource) and of the cdkx deploys over HTTP")
+	flag.DurationVar(&think, "think", 0, "time each deploy waits before each checkpoint request (0: none, closed loop)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.StringVar(&cdkxBin, "cdkx", "", "cdkx binary for the deploys over HTTP (default: go build ./cmd/cdkx; \"none\" skips them)")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/server:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/server:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	switch cdkxBin {
 	case "":
 		bin, err := buildCdkx()
@@ -223,8 +244,8 @@ func run(dbURL, levelList string, checkpoints int, duration time.Duration, resou
 	if err != nil {
 		return err
 	}
-	fmt.Printf("cdkx server: 2 replicas (pgx pool max %d conns each), %d resources per deployment, %d checkpoint requests per deploy (bound %s per level), delta offered: %v\n\n",
-		pcfg.MaxConns, resources, checkpoints, duration, delta)
+	fmt.Printf("cdkx server: 2 replicas (pgx pool max %d conns each), %d resources per deployment, %d checkpoint requests per deploy (bound %s per level), think time %s, delta offered: %v\n\n",
+		pcfg.MaxConns, resources, checkpoints, duration, think, delta)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "updates\tkind\trequests\treq/s\tp50\tp99\terrors\t")
@@ -442,15 +463,18 @@ func resource(i, rev int) string {
 	return fmt.Sprintf(`{"urn":"urn:pulumi:bench::proj::cdkx:core:Data::res-%05d","custom":true,"id":"id-%05d","type":"cdkx:core:Data",`+
 		`"inputs":{"name":"res-%05d","size":%d,"tags":{"team":"platform","env":"bench"}},`+
 		`"outputs":{"arn":"arn:cdkx:data:eu-west-1:123456789012:res-%05d","name":"res-%05d","revision":%d,"size":%d,"tags":{"team":"platform","env":"bench"}},`+
-		`"parent":"urn:pulumi:bench::proj::pulumi:pulumi:Stack::proj-bench","provider":"urn:pulumi:bench::proj::pulumi:providers:cdkx::default::0"}`,
-		i, i, i, i, i, i, rev, i)
+		`"parent":"urn:pulumi:bench::proj::pulumi:pulumi:Stack::proj-bench","provider":"urn:pulumi:bench::proj::pulumi:providers:cdkx::default::0",`+
+		`"cdkx":{"logicalId":"res-%05d","type":"Cdkx::Core::Data","provider":"core","status":"CREATE_COMPLETE","updatedAt":"2026-01-02T03:04:05Z"}}`,
+		i, i, i, i, i, i, rev, i, i)
 }
 
 // deployment renders an UntypedDeployment of n resources whose resource changed is at revision rev (the
-// others at 0).
+// others at 0). It is a cdkx document (a "cdkx" header, each resource with its "cdkx" logical ID, in
+// order), so that the Pulumi checkpoints and the cdkx commits of a deploy edit the same text.
 func deployment(n, changed, rev int) []byte {
 	var b bytes.Buffer
-	b.WriteString(`{"version":3,"deployment":{"manifest":{"time":"2026-01-02T03:04:05Z","magic":"bench","version":"v3.259.0"},"resources":[`)
+	b.WriteString(`{"version":3,"deployment":{"manifest":{"time":"2026-01-02T03:04:05Z","magic":"bench","version":"v3.259.0"},` +
+		`"cdkx":{"format":1,"stack":"bench","outputs":{},"updatedAt":"2026-01-02T03:04:05Z"},"resources":[`)
 	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
@@ -587,6 +611,9 @@ func (c *client) deploy(ctx context.Context, g int, stack string, checkpoints in
 	var prev []byte
 	seq, evSeq := int64(0), 0
 	for i := 0; i < checkpoints && time.Now().Before(deadline); i++ {
+		if think > 0 {
+			time.Sleep(think)
+		}
 		seq++
 		next := deployment(resources, i%resources, i+1)
 		if delta && prev != nil && i%3 == 2 {
@@ -679,6 +706,9 @@ func (c *client) storageDeploy(ctx context.Context, stack string, n int) (int, e
 	}
 	return len(prev), nil
 }
+
+// think is the time a deploy waits before each checkpoint request (-think).
+var think time.Duration
 
 // cdkxBin is the cdkx binary of the deploys over HTTP ("" skips them).
 var cdkxBin string

@@ -113,6 +113,21 @@ func (c *textCache) takeIndex(stackID, version int64, kind docKind) *docIndex {
 	return ix
 }
 
+// takeLatest returns the cached version of the stack, its text and its index (taken: the caller owns
+// it), when it is earlier than version; else a nil text.
+func (c *textCache) takeLatest(stackID, version int64) (int64, []byte, *docIndex) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[stackID]
+	if !ok || e.version >= version {
+		return 0, nil, nil
+	}
+	ix := e.index
+	e.index = nil
+	c.m[stackID] = e
+	return e.version, e.text, ix
+}
+
 // putIndex gives back the index of the stack's text at version, if that text is still the one cached.
 func (c *textCache) putIndex(stackID, version int64, ix *docIndex) {
 	c.mu.Lock()
@@ -174,6 +189,9 @@ func (s *Server) checkpointText(ctx context.Context, tx pgx.Tx, stackID, version
 	if t, ok := s.texts.get(stackID, version); ok {
 		return t, nil
 	}
+	if t, ok, err := s.rollForward(ctx, tx, stackID, version); ok || err != nil {
+		return t, err
+	}
 	rows, err := tx.Query(ctx, `SELECT version, data, delta FROM svc_checkpoints WHERE stack_id = $1 AND version <= $2
 AND version >= (SELECT max(version) FROM svc_checkpoints WHERE stack_id = $1 AND version <= $2 AND data IS NOT NULL)
 ORDER BY version`, stackID, version)
@@ -215,6 +233,58 @@ ORDER BY version`, stackID, version)
 		return nil, errorf(http.StatusNotFound, "Not Found: the stack has no version %d", version)
 	}
 	return text, nil
+}
+
+// maxRollForward bounds the versions rollForward applies to a cached text.
+const maxRollForward = 16
+
+// rollForward returns the stack's text at version built from an earlier version this replica caches
+// (another replica wrote the versions since) and the stored deltas after it, and caches it with its
+// index, moved through the same edits: reading the versions between costs O(size of their changes)
+// (plus copying the text), not O(state). ok is false when the cache holds no earlier version, too old a
+// one, or one a stored whole version (a snapshot) follows.
+func (s *Server) rollForward(ctx context.Context, tx pgx.Tx, stackID, version int64) ([]byte, bool, error) {
+	from, text, ix := s.texts.takeLatest(stackID, version)
+	if text == nil || version-from > maxRollForward {
+		return nil, false, nil
+	}
+	rows, err := tx.Query(ctx, `SELECT version, delta FROM svc_checkpoints WHERE stack_id = $1 AND version > $2 AND version <= $3 ORDER BY version`,
+		stackID, from, version)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	last := from
+	for rows.Next() {
+		var v int64
+		var delta []byte
+		if err := rows.Scan(&v, &delta); err != nil {
+			return nil, false, err
+		}
+		if v != last+1 || delta == nil {
+			return nil, false, nil // a gap (not yet visible) or a snapshot: rebuild as usual
+		}
+		edits, err := decodeEdits(delta)
+		if err != nil {
+			return nil, false, fmt.Errorf("stack %d version %d: %w", stackID, v, err)
+		}
+		edits = sortEdits(edits)
+		next, err := applyDelta(text, edits)
+		if err != nil {
+			return nil, false, fmt.Errorf("stack %d version %d: stored delta does not apply: %w", stackID, v, err)
+		}
+		if ix != nil {
+			if ix, err = ix.update(next, edits); err != nil {
+				ix = nil // stored before the rules were checked: no index
+			}
+		}
+		text, last = next, v
+	}
+	if err := rows.Err(); err != nil || last != version {
+		return nil, false, err
+	}
+	s.texts.put(stackID, version, text, ix)
+	return text, true, nil
 }
 
 // applyChain applies each delta of chain in turn to base and returns the result. It keeps the text as a
@@ -273,16 +343,45 @@ func applyChain(base []byte, chain [][]textEdit) ([]byte, error) {
 	return out, nil
 }
 
+// stackRow is what storing a checkpoint needs of the stack's row, read under its lock.
+type stackRow struct {
+	version, snapshotBytes, deltaBytes int64
+}
+
+// lockStack locks the stack's row and reads it.
+func lockStack(ctx context.Context, tx pgx.Tx, stackID int64) (stackRow, error) {
+	var st stackRow
+	err := tx.QueryRow(ctx, `SELECT version, snapshot_bytes, delta_bytes FROM svc_stacks WHERE id = $1 FOR UPDATE`, stackID).
+		Scan(&st.version, &st.snapshotBytes, &st.deltaBytes)
+	return st, err
+}
+
+// lockForCheckpoint is lockStack that also reads, in the same round trip, the version of the
+// checkpoint update stored with sequence number seq (nil when none: not a retry) and the update's
+// last checkpoint version (nil when none).
+func lockForCheckpoint(ctx context.Context, tx pgx.Tx, stackID int64, update string, seq int64) (st stackRow, seen, last *int64, err error) {
+	err = tx.QueryRow(ctx, `SELECT version, snapshot_bytes, delta_bytes,
+ (SELECT c.version FROM svc_checkpoints c WHERE c.update_id = $2 AND c.sequence_number = $3),
+ (SELECT max(c.version) FROM svc_checkpoints c WHERE c.update_id = $2)
+FROM svc_stacks WHERE id = $1 FOR UPDATE`, stackID, update, seq).Scan(&st.version, &st.snapshotBytes, &st.deltaBytes, &seen, &last)
+	return st, seen, last, err
+}
+
 // storeCheckpoint stores next as the stack's next version and returns that version. edits, when not
 // nil, are the text edits that turn the stack's current version into next (as a delta checkpoint sent
 // them); when nil they are computed (one edit spanning what differs). resourceCount is recorded for
 // stack listings.
 func (s *Server) storeCheckpoint(ctx context.Context, tx pgx.Tx, u updateRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
-	var version, snapshotBytes, deltaBytes int64
-	if err := tx.QueryRow(ctx, `SELECT version, snapshot_bytes, delta_bytes FROM svc_stacks WHERE id = $1 FOR UPDATE`, u.stackID).
-		Scan(&version, &snapshotBytes, &deltaBytes); err != nil {
+	st, err := lockStack(ctx, tx, u.stackID)
+	if err != nil {
 		return 0, err
 	}
+	return s.storeCheckpointAt(ctx, tx, u, st, next, edits, seq, resourceCount)
+}
+
+// storeCheckpointAt is storeCheckpoint for a caller that locked the stack's row and read it (st).
+func (s *Server) storeCheckpointAt(ctx context.Context, tx pgx.Tx, u updateRow, st stackRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
+	version, snapshotBytes, deltaBytes := st.version, st.snapshotBytes, st.deltaBytes
 	var data, delta []byte
 	if version > 0 {
 		if edits == nil {
@@ -301,13 +400,13 @@ func (s *Server) storeCheckpoint(ctx context.Context, tx pgx.Tx, u updateRow, ne
 		deltaBytes += int64(len(delta))
 	}
 	version++
-	if _, err := tx.Exec(ctx, `UPDATE svc_stacks SET version = $2, resource_count = $3, snapshot_bytes = $4, delta_bytes = $5 WHERE id = $1`,
-		u.stackID, version, resourceCount, snapshotBytes, deltaBytes); err != nil {
-		return 0, err
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO svc_checkpoints (stack_id, version, update_id, sequence_number, data, delta, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+	// One round trip for both.
+	batch := &pgx.Batch{}
+	batch.Queue(`UPDATE svc_stacks SET version = $2, resource_count = $3, snapshot_bytes = $4, delta_bytes = $5 WHERE id = $1`,
+		u.stackID, version, resourceCount, snapshotBytes, deltaBytes)
+	batch.Queue(`INSERT INTO svc_checkpoints (stack_id, version, update_id, sequence_number, data, delta, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		u.stackID, version, u.id, seq, data, delta, s.now())
-	return version, err
+	return version, tx.SendBatch(ctx, batch).Close()
 }
 
 // diffText returns the edits that turn prev into next: none when they are equal, else one edit
@@ -420,24 +519,18 @@ func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
+		st, seen, _, err := lockForCheckpoint(r.Context(), tx, u.stackID, u.id, req.SequenceNumber)
+		if err != nil || seen != nil {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpoint(r.Context(), tx, u, req.UntypedDeployment, nil, &req.SequenceNumber, ix.count())
+		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, req.UntypedDeployment, nil, &req.SequenceNumber, ix.count())
 		return err
 	})
 	if err == nil && version > 0 {
 		s.texts.put(stackID, version, req.UntypedDeployment, ix)
 	}
 	return nil, err
-}
-
-// seenSequence tells whether update already stored the checkpoint with sequence number seq.
-func seenSequence(ctx context.Context, tx pgx.Tx, update string, seq int64) (bool, error) {
-	var seen bool
-	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM svc_checkpoints WHERE update_id = $1 AND sequence_number = $2)`, update, seq).Scan(&seen)
-	return seen, err
 }
 
 func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
@@ -458,13 +551,10 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		if seen, err := seenSequence(r.Context(), tx, u.id, req.SequenceNumber); err != nil || seen {
-			return err
-		}
 		// The base is the update's last checkpoint, which is the stack's current version while the
 		// update is active.
-		var base *int64
-		if err := tx.QueryRow(r.Context(), `SELECT max(version) FROM svc_checkpoints WHERE update_id = $1`, u.id).Scan(&base); err != nil {
+		st, seen, base, err := lockForCheckpoint(r.Context(), tx, u.stackID, u.id, req.SequenceNumber)
+		if err != nil || seen != nil {
 			return err
 		}
 		if base == nil {
@@ -485,7 +575,7 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpoint(r.Context(), tx, u, next, edits, &req.SequenceNumber, ix.count())
+		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.count())
 		return err
 	})
 	if err == nil && version > 0 {

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -43,17 +42,15 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		err = tx.QueryRow(r.Context(), `SELECT version FROM svc_checkpoints WHERE update_id = $1 AND sequence_number = $2`, u.id, req.SequenceNumber).Scan(&version)
-		if err == nil {
+		st, seen, _, err := lockForCheckpoint(r.Context(), tx, u.stackID, u.id, req.SequenceNumber)
+		if err != nil {
+			return err
+		}
+		if seen != nil {
+			version = *seen
 			return nil // a retry of a stored commit
 		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		var current int64
-		if err := tx.QueryRow(r.Context(), `SELECT version FROM svc_stacks WHERE id = $1 FOR UPDATE`, u.stackID).Scan(&current); err != nil {
-			return err
-		}
+		current := st.version
 		if current != req.BaseVersion {
 			return errorf(http.StatusConflict, "Conflict: the stack is at version %d, the commit was made against version %d; read the stack again", current, req.BaseVersion)
 		}
@@ -80,7 +77,7 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		if version, err = s.storeCheckpoint(r.Context(), tx, u, next, edits, &req.SequenceNumber, ix.count()); err != nil {
+		if version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.count()); err != nil {
 			return err
 		}
 		if err := authorizeRecordWrite(r.Context(), tx, u, req.DeploymentID); err != nil {

@@ -373,3 +373,41 @@ func TestDeltaCacheMiss(t *testing.T) {
 		t.Errorf("export = %s, want %s", got, text)
 	}
 }
+
+// TestDeltasAcrossReplicas alternates deltas and commits between two replicas, as the bench and a load
+// balancer do: each replica brings its cached text and index forward through the other's stored deltas
+// (rollForward), checks a bad edit as a whole read would, and exports what was sent.
+func TestDeltasAcrossReplicas(t *testing.T) {
+	c := newCluster(t)
+	c.must(200, 0, "POST", "/api/stacks/org/proj", c.token, map[string]any{"stackName": "dev"})
+	path, lease := c.begin("dev", 0, 1)
+	text := cdkxText(3)
+	// A string body is sent as it is (a json.RawMessage would be compacted).
+	c.must(200, 0, "PATCH", path+"/checkpointverbatim", lease, `{"version":3,"untypedDeployment":`+text+`,"sequenceNumber":1}`)
+	for seq := 2; seq < 30; seq++ {
+		at := strings.LastIndex(text, "\n]")
+		id := fmt.Sprintf("s%03d", seq)
+		if seq%5 == 0 {
+			// A duplicate of the first resource: refused, by either replica.
+			dup := ",\n" + text[strings.Index(text, "\n{")+1:strings.Index(text, ",\n")]
+			bad := text[:at] + dup + text[at:]
+			c.must(400, seq, "PATCH", path+"/commit", lease, map[string]any{"sequenceNumber": seq, "baseVersion": seq - 1,
+				"checkpointHash": hashOf(bad), "deploymentDelta": editAt(at, at, dup), "deploymentId": "d1"})
+		}
+		line := ",\n" + cdkxResource(id, "")
+		next := text[:at] + line + text[at:]
+		if seq%2 == 0 {
+			c.must(200, seq, "PATCH", path+"/checkpointdelta", lease, map[string]any{"version": 1, "checkpointHash": hashOf(next), "sequenceNumber": seq,
+				"deploymentDelta": editAt(at, at, line)})
+		} else {
+			c.must(200, seq, "PATCH", path+"/commit", lease, map[string]any{"sequenceNumber": seq, "baseVersion": seq - 1,
+				"checkpointHash": hashOf(next), "deploymentDelta": editAt(at, at, line), "deploymentId": "d1"})
+		}
+		text = next
+	}
+	for i := range 2 {
+		if got := string(c.must(200, i, "GET", "/api/stacks/org/proj/dev/export", c.token, nil)); got != text {
+			t.Errorf("export (replica %d) = %s, want %s", i, got, text)
+		}
+	}
+}
