@@ -219,8 +219,9 @@ func (s *session) script() {
 	s.step("stack select again", s.app, 0, "stack", "select", "dev")
 
 	s.step("config set", s.app, 0, "config", "set", "message", "hello")
-	s.step("config set --secret", s.app, 0, "config", "set", "--secret", "password", "s3cr3t")
-	s.configGet("config get (secret)", "password", "s3cr3t")
+	s.step("config set --secret", s.app, 0, "config", "set", "--secret", "password", secretValue)
+	s.configGet("config get (secret)", "password", secretValue)
+	s.secretAtRest("config set --secret", filepath.Join(s.app, "Pulumi.dev.yaml"))
 
 	s.summaryStep("preview", s.app, "succeeded create=1", "preview") // reads are not counted
 	s.summaryStep("up", s.app, "succeeded create=1", "up", "--yes", "--skip-preview")
@@ -230,7 +231,7 @@ func (s *session) script() {
 			s.fail("stack output", fmt.Sprintf("not JSON: %v\n%s", err, r.output()))
 		}
 		b, _ := json.Marshal(out)
-		s.key("stack output", string(b), `{"answer":42,"greeting":"hello","message":"hello","password":"s3cr3t"}`)
+		s.key("stack output", string(b), `{"answer":42,"greeting":"hello","message":"hello","password":"`+secretValue+`"}`)
 	}
 	exportUp := filepath.Join(s.work, "export-up.json")
 	var versions []string // the export after each operation that makes history, in order
@@ -239,7 +240,7 @@ func (s *session) script() {
 	s.step("config set (local change)", s.app, 0, "config", "set", "message", "changed")
 	s.step("config refresh", s.app, 0, "config", "refresh", "--force")
 	s.configGet("config get after refresh", "message", "hello")
-	s.configGet("config get (secret) after refresh", "password", "s3cr3t")
+	s.configGet("config get (secret) after refresh", "password", secretValue)
 
 	s.summaryStep("refresh", s.app, "succeeded", "refresh", "--yes", "--skip-preview")
 	versions = append(versions, s.export("stack export after refresh", "", anyKey))
@@ -336,6 +337,22 @@ func (s *session) configGet(name, key, want string) {
 	}
 }
 
+// secretValue is the value of the secret config key password.
+const secretValue = "s3cr3t"
+
+// secretAtRest checks that the stack's config file holds the secret only encrypted (secure: …).
+func (s *session) secretAtRest(name, file string) {
+	s.t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		s.fail(name, err.Error())
+		return
+	}
+	if strings.Contains(string(b), secretValue) || !strings.Contains(string(b), "secure:") {
+		s.fail(name, fmt.Sprintf("%s does not hold the secret encrypted (secure: …):\n%s", filepath.Base(file), b))
+	}
+}
+
 func (s *session) tagLs(name, want string) {
 	s.t.Helper()
 	r := s.step(name, s.app, 0, "stack", "tag", "ls", "--json")
@@ -416,6 +433,9 @@ func (s *session) export(name, file, want string) string {
 	if err := json.Unmarshal([]byte(text), &d); err != nil {
 		s.fail(name, fmt.Sprintf("not a deployment: %v\n%s", err, r.output()))
 		return ""
+	}
+	if strings.Contains(text, secretValue) {
+		s.fail(name, "the export holds the secret config value in plain text")
 	}
 	k := deploymentKey(d)
 	s.key(name, k, want)
