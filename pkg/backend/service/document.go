@@ -13,6 +13,7 @@ import (
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // A cdkx stack is stored on the service as a Pulumi UntypedDeployment (version 3) laid out so that a
@@ -32,42 +33,17 @@ const (
 	docResources = `,"resources":[`
 	docSuffix    = "\n]}}"
 	// documentFormat is the version of this layout, in the header.
-	documentFormat = 1
+	documentFormat = stateapi.DocumentFormat
 )
 
-// stackHeader is the "cdkx" object of a stored deployment.
-type stackHeader struct {
-	Format       int                 `json:"format"`
-	Stack        string              `json:"stack"`
-	Status       string              `json:"status,omitempty"`
-	Outputs      resource.Properties `json:"outputs"`
-	Dependencies []string            `json:"dependencies,omitempty"`
-	UpdatedAt    time.Time           `json:"updatedAt"`
-}
-
-// resourceLine is one stored resource.
-type resourceLine struct {
-	URN          string              `json:"urn"`
-	Custom       bool                `json:"custom"`
-	ID           string              `json:"id,omitempty"`
-	Type         string              `json:"type"`
-	Inputs       resource.Properties `json:"inputs"`
-	Outputs      resource.Properties `json:"outputs"`
-	Dependencies []string            `json:"dependencies,omitempty"`
-	Cdkx         resourceExtra       `json:"cdkx"`
-}
-
-// resourceExtra is what a state.Resource records beyond the Pulumi fields.
-type resourceExtra struct {
-	LogicalID    string                  `json:"logicalId"`
-	Type         string                  `json:"type"`
-	Provider     string                  `json:"provider"`
-	Dependencies []string                `json:"dependencies,omitempty"`
-	Status       string                  `json:"status"`
-	Pending      *state.PendingOperation `json:"pending,omitempty"`
-	Replaced     []state.Object          `json:"replaced,omitempty"`
-	UpdatedAt    time.Time               `json:"updatedAt"`
-}
+// stackHeader is the "cdkx" object of a stored deployment; resourceLine is one stored resource and
+// resourceExtra what it records beyond the Pulumi fields. They are the wire types the server checks a
+// commit's result against (stateapi.DocumentHeader, stateapi.DocumentResource).
+type (
+	stackHeader   = stateapi.DocumentHeader
+	resourceLine  = stateapi.DocumentResource
+	resourceExtra = stateapi.DocumentResourceExtra
+)
 
 // document is a stack's stored text, kept as its parts.
 type document struct {
