@@ -428,6 +428,8 @@ func (d *deploymentDoc) untyped(features []string) ([]byte, error) {
 type newResource struct {
 	state                      json.RawMessage
 	delete, pendingReplacement bool
+	// marked is state with its marks, once built (nil until then, and after the marks change).
+	marked json.RawMessage
 }
 
 // inFlight is an operation that began and has not ended.
@@ -450,6 +452,8 @@ type replayer struct {
 	replaceOld map[int64]json.RawMessage
 	deleteOld  map[int64]bool
 	pendingOld map[int64]bool
+	// markedOld caches the marked states of the base resources marked delete or pendingReplacement.
+	markedOld map[int64]json.RawMessage
 	// inFlight are the operations begun and not ended, in the order they began.
 	inFlight []inFlight
 	// ended are the operations that ended.
@@ -470,6 +474,7 @@ func newReplayer(base *deploymentDoc) *replayer {
 func (r *replayer) reset() {
 	r.news, r.byOperation, r.dropNew = nil, map[int64]int{}, map[int64]bool{}
 	r.dropOld, r.replaceOld, r.deleteOld, r.pendingOld = map[int64]bool{}, map[int64]json.RawMessage{}, map[int64]bool{}, map[int64]bool{}
+	r.markedOld = map[int64]json.RawMessage{}
 	r.inFlight, r.extensions = nil, nil
 }
 
@@ -534,7 +539,7 @@ func (r *replayer) apply(e *Entry, now time.Time) error {
 		if err != nil {
 			return entryErrorf("%s: newSnapshot: %v", e.describe(), err)
 		}
-		r.base = doc
+		r.base, r.markedOld = doc, map[int64]json.RawMessage{}
 	case entrySecretsManager:
 		if present(e.SecretsProvider) && !SameJSON(r.base.fields.get("secrets_providers"), e.SecretsProvider) {
 			r.base.fields.set("secrets_providers", e.SecretsProvider)
@@ -614,15 +619,17 @@ func (r *replayer) success(e *Entry) error {
 	}
 	if e.DeleteOld != nil {
 		r.deleteOld[*e.DeleteOld] = true
+		delete(r.markedOld, *e.DeleteOld)
 	}
 	if e.PendingReplacementOld != nil {
 		r.pendingOld[*e.PendingReplacementOld] = true
+		delete(r.markedOld, *e.PendingReplacementOld)
 	}
 	if deleteNew != nil {
-		deleteNew.delete = true
+		deleteNew.delete, deleteNew.marked = true, nil
 	}
 	if pendingNew != nil {
-		pendingNew.pendingReplacement = true
+		pendingNew.pendingReplacement, pendingNew.marked = true, nil
 	}
 	return nil
 }
@@ -648,6 +655,7 @@ func (r *replayer) replace(e *Entry, refresh bool) error {
 		switch {
 		case hasState:
 			r.replaceOld[*e.RemoveOld] = e.State
+			delete(r.markedOld, *e.RemoveOld)
 		case refresh:
 			r.dropOld[*e.RemoveOld] = true
 		}
@@ -674,11 +682,13 @@ func (r *replayer) generate(now time.Time) (*deploymentDoc, error) {
 		if dropped[i] {
 			continue
 		}
-		state, err := markState(n.state, n.delete, n.pendingReplacement)
-		if err != nil {
-			return nil, entryErrorf("a journal entry's state: %v", err)
+		if n.marked == nil {
+			var err error
+			if n.marked, err = markState(n.state, n.delete, n.pendingReplacement); err != nil {
+				return nil, entryErrorf("a journal entry's state: %v", err)
+			}
 		}
-		out.resources = append(out.resources, state)
+		out.resources = append(out.resources, n.marked)
 	}
 	for i, res := range r.base.resources {
 		index := int64(i)
@@ -688,7 +698,15 @@ func (r *replayer) generate(now time.Time) (*deploymentDoc, error) {
 		if st, ok := r.replaceOld[index]; ok {
 			res = st
 		}
-		state, err := markState(res, r.deleteOld[index], r.pendingOld[index])
+		state, err := res, error(nil)
+		if r.deleteOld[index] || r.pendingOld[index] {
+			var ok bool
+			if state, ok = r.markedOld[index]; !ok {
+				if state, err = markState(res, r.deleteOld[index], r.pendingOld[index]); err == nil {
+					r.markedOld[index] = state
+				}
+			}
+		}
 		if err != nil {
 			return nil, baseErrorf("resource %d of the base snapshot: %v", i, err)
 		}

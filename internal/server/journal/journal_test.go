@@ -153,6 +153,24 @@ func TestReplayJournal(t *testing.T) {
 			if want := len(g.(map[string]any)["deployment"].(map[string]any)["resources"].([]any)); count != want {
 				t.Errorf("Replay() counted %d resources, want %d", count, want)
 			}
+			// A Replayer asked for its deployment after every entry (as the server does after every
+			// request) ends with the same bytes.
+			r, err := NewReplayer([]byte(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var step []byte
+			for _, e := range entries {
+				if err := r.Apply(e, now); err != nil {
+					t.Fatalf("Apply(%s) = %v", e, err)
+				}
+				if step, _, err = r.Bytes(now); err != nil {
+					t.Fatalf("Bytes() = %v", err)
+				}
+			}
+			if string(step) != string(got) || r.Applied() != len(entries) {
+				t.Errorf("entry by entry = %s (%d applied), want %s (%d)", step, r.Applied(), got, len(entries))
+			}
 		})
 	}
 }
