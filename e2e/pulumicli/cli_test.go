@@ -1,4 +1,4 @@
-//go:build e2e
+//go:build e2e && linux
 
 package pulumicli
 
@@ -53,6 +53,11 @@ type backend struct {
 // outputs, secrets, resource counts), so that a failure common to both backends is a failure too.
 func TestPulumiCLI(t *testing.T) {
 	postgresURL(t) // skip (or fail under CI) before the long build
+	becomeSubreaper(t)
+	t.Cleanup(func() {
+		reapOrphans()
+		t.Logf("reaped %d processes left running by finished commands", orphans)
+	})
 	bins, err := pulumiBinaries()
 	if err != nil {
 		t.Fatal(err)
@@ -533,6 +538,7 @@ func (s *session) start(marker string, args ...string) *background {
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
 	}
+	setLive(cmd, true)
 	s.t.Cleanup(func() {
 		select {
 		case <-b.exited:
@@ -555,6 +561,7 @@ func (s *session) start(marker string, args ...string) *background {
 			}
 		}
 		err := cmd.Wait()
+		setLive(cmd, false)
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever of its process group is left
 		b.res = finish(ctx, cmd, append([]string{"pulumi"}, all...), begin, err, out.String(), stderr.String())
 	}()

@@ -3,8 +3,9 @@
 // export and import, history, tags, cancel, two concurrent updates) runs against each backend, and each
 // command's exit code and the key parts of its output must agree.
 //
-// It is a module of its own so that the Pulumi CLI's dependencies stay out of cdkx's go.mod. The tests need
-// the e2e build tag and PostgreSQL (scripts/test.sh runs them):
+// It is a module of its own so that the Pulumi CLI's dependencies stay out of cdkx's go.mod. The tests run
+// on Linux (they reap what the CLI leaves running through /proc and PR_SET_CHILD_SUBREAPER) and need the
+// e2e build tag and PostgreSQL (scripts/test.sh runs them):
 //
 //	export CDKX_TEST_POSTGRES_URL=$(bash scripts/pg-up.sh /tmp/pg-e2e | tail -n 1)
 //	cd e2e/pulumicli && go test -tags e2e -timeout 40m -v ./...

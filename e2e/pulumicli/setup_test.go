@@ -1,4 +1,4 @@
-//go:build e2e
+//go:build e2e && linux
 
 package pulumicli
 
@@ -199,8 +199,73 @@ func killGroup(cmd *exec.Cmd) {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 }
 
+// live holds the PIDs of the processes started by newCmd that are still running under their *exec.Cmd
+// (servers, background commands): reapOrphans leaves them alone.
+var live = struct {
+	sync.Mutex
+	pids map[int]bool
+}{pids: map[int]bool{}}
+
+// orphans counts the processes reapOrphans killed (guarded by live).
+var orphans int
+
+func setLive(cmd *exec.Cmd, running bool) {
+	live.Lock()
+	defer live.Unlock()
+	if running {
+		live.pids[cmd.Process.Pid] = true
+	} else {
+		delete(live.pids, cmd.Process.Pid)
+	}
+}
+
+// becomeSubreaper makes this process the parent of every orphan among its descendants (Linux
+// PR_SET_CHILD_SUBREAPER), so that reapOrphans finds them: a Pulumi CLI's language host outlives a CLI killed
+// with -9, and sometimes one that exited.
+func becomeSubreaper(t *testing.T) {
+	const prSetChildSubreaper = 36
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
+		t.Fatalf("prctl(PR_SET_CHILD_SUBREAPER): %v", errno)
+	}
+}
+
+// reapOrphans kills (with their descendants, each by PID) and reaps the children of this process that no
+// *exec.Cmd waits for: orphans re-parented here by becomeSubreaper.
+func reapOrphans() {
+	live.Lock()
+	defer live.Unlock()
+	for _, pid := range procChildren()[os.Getpid()] {
+		if live.pids[pid] {
+			continue
+		}
+		for _, d := range descendants(pid) {
+			_ = syscall.Kill(d, syscall.SIGKILL)
+		}
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		var ws syscall.WaitStatus
+		_, _ = syscall.Wait4(pid, &ws, 0, nil)
+		orphans++
+	}
+}
+
 // descendants lists the PIDs of the processes below pid, read from /proc (Linux).
 func descendants(pid int) []int {
+	children := procChildren()
+	var out []int
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			out = append(out, c)
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// procChildren maps each PID to its children's, read from /proc/PID/stat.
+func procChildren() map[int][]int {
 	entries, _ := os.ReadDir("/proc")
 	children := map[int][]int{}
 	for _, e := range entries {
@@ -222,17 +287,7 @@ func descendants(pid int) []int {
 			children[ppid] = append(children[ppid], p)
 		}
 	}
-	var out []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			out = append(out, c)
-			queue = append(queue, c)
-		}
-	}
-	return out
+	return children
 }
 
 // run runs name args in dir within timeout and kills what is left of its process group afterwards.
@@ -244,7 +299,10 @@ func run(dir string, env []string, timeout time.Duration, name string, args ...s
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := cmd.Run()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever of its process group is left
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // whatever of its process group is left
+	}
+	reapOrphans()
 	return finish(ctx, cmd, append([]string{filepath.Base(name)}, args...), start, err, stdout.String(), stderr.String())
 }
 
@@ -305,6 +363,7 @@ func startServer(t *testing.T, cdkx string) (*server, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	setLive(cmd, true)
 	s := &server{cmd: cmd, done: make(chan struct{})}
 	addr := make(chan string, 1)
 	go func() {
@@ -322,6 +381,7 @@ func startServer(t *testing.T, cdkx string) (*server, string) {
 		}
 		_, _ = io.Copy(io.Discard, stderr)
 		_ = cmd.Wait()
+		setLive(cmd, false)
 	}()
 	t.Cleanup(func() {
 		select {
