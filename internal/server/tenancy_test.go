@@ -301,10 +301,10 @@ func TestTokenScopes(t *testing.T) {
 			if diff := cmp.Diff(tt.orgs, orgs); diff != "" {
 				t.Errorf("GET /api/user organizations (-want +got):\n%s", diff)
 			}
-			var d struct{ OrganizationName string }
+			var d struct{ GitHubLogin string }
 			decode(t, e.must(200, "GET", "/api/user/organizations/default", tt.auth, nil), &d)
-			if d.OrganizationName != tt.defaultOrg {
-				t.Errorf("default organization = %q, want %q", d.OrganizationName, tt.defaultOrg)
+			if d.GitHubLogin != tt.defaultOrg {
+				t.Errorf("default organization = %q, want %q", d.GitHubLogin, tt.defaultOrg)
 			}
 			var ls struct{ Stacks []stackSummary }
 			decode(t, e.must(200, "GET", "/api/user/stacks", tt.auth, nil), &ls)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -67,14 +68,14 @@ func (s *Server) userOrgs(ctx context.Context, c *call) ([]string, error) {
 	return others, nil
 }
 
-// defaultOrg mirrors apitype.GetDefaultOrganizationResponse, whose fields have no JSON tags: the
-// server's default organization when the token reaches it, else the first the token reaches.
+// defaultOrg answers stateapi.DefaultOrganizationResponse: the server's default organization when the
+// token reaches it, else the first the token reaches.
 func (s *Server) defaultOrg(r *http.Request, c *call) (any, error) {
 	org := s.org
 	if !c.scope.reaches(org) && len(c.scope.orgs) > 0 {
 		org = slices.Min(c.scope.orgs)
 	}
-	return map[string]any{"OrganizationName": org, "Messages": []any{}}, nil
+	return stateapi.DefaultOrganizationResponse{GitHubLogin: org, Messages: []string{}}, nil
 }
 
 // stackSummary mirrors apitype.StackSummary.

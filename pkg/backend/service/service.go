@@ -28,6 +28,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // Doer sends one HTTP request, retrying transient failures (network errors, 429, 5xx) as it sees fit:
@@ -105,11 +106,11 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("state service %s: %w", b.base, err)
 	}
 	if b.org == "" {
-		var org struct{ OrganizationName string }
+		var org stateapi.DefaultOrganizationResponse
 		if err := b.call(ctx, "GET", "/api/user/organizations/default", nil, &org); err != nil {
 			return nil, fmt.Errorf("state service %s: default organization: %w", b.base, err)
 		}
-		b.org = org.OrganizationName
+		b.org = org.GitHubLogin
 	}
 	return b, nil
 }
