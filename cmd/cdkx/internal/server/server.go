@@ -69,7 +69,7 @@ bytes) is the secrets key when --secrets-key-file is not given.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:8080", "address to listen on (host:port); a non-loopback host must be given explicitly")
-	cmd.Flags().DurationVar(&opts.Lease, "lease", server.DefaultLease, "lifetime of an update's lease; clients renew it at half time")
+	cmd.Flags().DurationVar(&opts.Lease, "lease", server.DefaultLease, "lease of an update whose client asks for none (the Pulumi CLI, which renews at half time); cdkx clients ask for 20s")
 	cmd.Flags().DurationVar(&opts.LeaseGrace, "lease-grace", server.LeaseGrace, "how long after its lease expired an update is cancelled by the collector")
 	cmd.Flags().BoolVar(&opts.RequireSecondPerson, "require-second-person", false, "refuse the approval of a deployment by the token that proposed it")
 	cmd.Flags().StringVar(&opts.SecretsKeyFile, "secrets-key-file", "", "file holding the secrets key: the base64 of 32 random bytes (default $CDKX_SERVER_SECRETS_KEY)")
