@@ -22,7 +22,7 @@
 // wall time, the requests and request-body bytes the CLI sent, the checkpoints (commits) stored, and the
 // bytes stored for the stack's checkpoints, which must grow linearly with N.
 //
-// -think D makes every deploy wait D before each checkpoint request (the time a real update spends in
+// -think D makes every deploy wait about D (uniformly from D/2 to 3D/2) before each checkpoint request (the time a real update spends in
 // its providers between two steps), so that the table shows the server's latency at a given number of
 // concurrent updates rather than at saturation (with -think 0, the default, every deploy sends its next
 // request as soon as the last one is answered: latency is then concurrency over throughput).
@@ -43,6 +43,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -612,7 +613,8 @@ func (c *client) deploy(ctx context.Context, g int, stack string, checkpoints in
 	seq, evSeq := int64(0), 0
 	for i := 0; i < checkpoints && time.Now().Before(deadline); i++ {
 		if think > 0 {
-			time.Sleep(think)
+			// Uniform in [think/2, 3·think/2), so that the deploys do not all send at once.
+			time.Sleep(think/2 + mrand.N(think))
 		}
 		seq++
 		next := deployment(resources, i%resources, i+1)
