@@ -78,6 +78,23 @@ func TestPulumiCLI(t *testing.T) {
 			s.summary()
 		})
 	}
+	t.Run("server log", func(t *testing.T) {
+		// The CLI retries 5xx answers and may succeed in the end, hiding them: none may occur, nor a 405 (a
+		// route the server lacks).
+		var bad []string
+		for _, line := range strings.Split(srv.log(), "\n") {
+			var rec struct {
+				Method, Path string
+				Status       int
+			}
+			if json.Unmarshal([]byte(line), &rec) == nil && (rec.Status >= 500 || rec.Status == 405) {
+				bad = append(bad, line)
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("%d requests answered 5xx or 405:\n%s", len(bad), strings.Join(bad, "\n"))
+		}
+	})
 	t.Run("compare", func(t *testing.T) {
 		file, svc := sessions["file"], sessions["service"]
 		if file == nil || svc == nil {
