@@ -7,9 +7,9 @@ package server
 //     cdkxCommitRequest → {"version": N}: a delta checkpoint against an explicit base version, stored
 //     with the cdkx deployment events that came with it, in one transaction.
 //   GET   /api/cdkx/{org}/{project}/locks[?stack=S]                 (API token)
-//     → {"locks": [activeUpdate…]}: the active updates, with the cdkx lock holder each was created for.
+//     → stateapi.LocksResponse: the active updates, with the cdkx lock holder each was created for.
 //
-// The deployment queue (deployments.go), all with an API token: the caller is the token's name, recorded
+// The deployment queue (deployments.go; its bodies are in pkg/stateapi/deployments.go), all with an API token: the caller is the token's name, recorded
 // as createdBy, approvedBy, rejectedBy or abortedBy whatever the body says; claims, heartbeats and the
 // abort of dead waiters use the server's clock (times in bodies are informational). D is a
 // pkg/state.Deployment as JSON; lists and most answers leave its snapshot out. Errors are the usual
@@ -58,29 +58,18 @@ package server
 // PATCH …/commit writes the events of a deployment only when the committing update owns it: its first
 // commit binds a RUNNING deployment of its own stack to it, and no other update writes it afterwards.
 //
-// The cdkx CLI creates updates with a "cdkxLock" object (pkg/state.LockInfo) in the
-// UpdateProgramRequest, which the server keeps with the update; renew_lease takes an optional
-// "heartbeatAt" (RFC 3339) that the lock listing reports.
+// The cdkx CLI creates updates with a "cdkxLock" object (stateapi.UpdateProgramRequest.CdkxLock), which
+// the server keeps with the update; renew_lease takes an optional "heartbeatAt"
+// (stateapi.RenewUpdateLeaseRequest.HeartbeatAt) that the lock listing reports.
 
 import (
 	"encoding/json"
 	"net/http"
-	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
-// activeUpdate is an active update in the lock listing; Lock is the cdkx lock holder it was created for
-// (null for an update the Pulumi CLI created).
-type activeUpdate struct {
-	Stack          string          `json:"stack"`
-	UpdateID       string          `json:"updateID"`
-	Kind           string          `json:"kind"`
-	Status         string          `json:"status"`
-	CreatedAt      time.Time       `json:"createdAt"`
-	LeaseExpiresAt *time.Time      `json:"leaseExpiresAt,omitempty"`
-	HeartbeatAt    *time.Time      `json:"heartbeatAt,omitempty"`
-	Lock           json.RawMessage `json:"lock"`
-}
-
+// cdkxLocks answers GET /api/cdkx/{org}/{project}/locks[?stack=S]: stateapi.LocksResponse.
 func (s *Server) cdkxLocks(r *http.Request, c *call) (any, error) {
 	rows, err := s.pool.Query(r.Context(), `SELECT s.name, u.id, u.kind, u.status, u.created_at, u.lease_expires_at, u.heartbeat_at, u.request->'cdkxLock'
 FROM svc_updates u JOIN svc_stacks s ON s.id = u.stack_id
@@ -89,9 +78,9 @@ ORDER BY s.name`, r.PathValue("org"), r.PathValue("project"), r.URL.Query().Get(
 	if err != nil {
 		return nil, err
 	}
-	locks := []activeUpdate{}
+	locks := []stateapi.ActiveUpdate{}
 	for rows.Next() {
-		var a activeUpdate
+		var a stateapi.ActiveUpdate
 		var lock []byte
 		if err := rows.Scan(&a.Stack, &a.UpdateID, &a.Kind, &a.Status, &a.CreatedAt, &a.LeaseExpiresAt, &a.HeartbeatAt, &lock); err != nil {
 			return nil, err
@@ -105,5 +94,5 @@ ORDER BY s.name`, r.PathValue("org"), r.PathValue("project"), r.URL.Query().Get(
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return map[string]any{"locks": locks}, nil
+	return stateapi.LocksResponse{Locks: locks}, nil
 }

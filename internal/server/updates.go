@@ -273,13 +273,10 @@ func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
 	return resp, nil
 }
 
-// updateResults mirrors apitype.UpdateResults.
-type updateResults struct {
-	Status            string            `json:"status"`
-	Events            []json.RawMessage `json:"events"`
-	ContinuationToken *string           `json:"continuationToken,omitempty"`
-}
+// updateResults is the answer of updateStatus (the name the package's tests decode into).
+type updateResults = stateapi.UpdateResults
 
+// updateStatus answers GET …/{kind}/{id}: stateapi.UpdateResults.
 func (s *Server) updateStatus(r *http.Request, c *call) (any, error) {
 	var res updateResults
 	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
@@ -323,6 +320,7 @@ func (s *Server) cancelUpdate(r *http.Request, c *call) (any, error) {
 // eventPageSize bounds the events one GET …/events returns.
 const eventPageSize = 1000
 
+// listEvents answers GET …/{kind}/{id}/events: stateapi.GetUpdateEventsResponse.
 func (s *Server) listEvents(r *http.Request, c *call) (any, error) {
 	after := int64(-1)
 	if t := r.URL.Query().Get("continuationToken"); t != "" {
@@ -332,10 +330,7 @@ func (s *Server) listEvents(r *http.Request, c *call) (any, error) {
 		}
 		after = n
 	}
-	resp := struct {
-		Events            []json.RawMessage `json:"events"`
-		ContinuationToken *string           `json:"continuationToken,omitempty"`
-	}{Events: []json.RawMessage{}}
+	resp := stateapi.GetUpdateEventsResponse{Events: []json.RawMessage{}}
 	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
 		u, err := lockUpdate(r.Context(), tx, r)
 		if err != nil {
@@ -372,13 +367,9 @@ func (s *Server) listEvents(r *http.Request, c *call) (any, error) {
 	return resp, nil
 }
 
-// eventBatch mirrors apitype.EngineEventBatch.
-type eventBatch struct {
-	Events []json.RawMessage `json:"events"`
-}
-
+// eventsBatch stores the events of POST …/{kind}/{id}/events/batch (stateapi.EngineEventBatch).
 func (s *Server) eventsBatch(r *http.Request, c *call) (any, error) {
-	var req eventBatch
+	var req stateapi.EngineEventBatch
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -425,12 +416,10 @@ func (s *Server) eventsBatch(r *http.Request, c *call) (any, error) {
 	return nil, err
 }
 
+// renewLease extends the lease of the request's update token (stateapi.RenewUpdateLeaseRequest →
+// stateapi.RenewUpdateLeaseResponse).
 func (s *Server) renewLease(r *http.Request, c *call) (any, error) {
-	var req struct {
-		Duration int `json:"duration"`
-		// HeartbeatAt is the cdkx extension: the client's heartbeat time, reported by the lock listing.
-		HeartbeatAt *time.Time `json:"heartbeatAt,omitempty"`
-	}
+	var req stateapi.RenewUpdateLeaseRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -451,13 +440,12 @@ func (s *Server) renewLease(r *http.Request, c *call) (any, error) {
 		return nil, err
 	}
 	_, tok := authorization(r)
-	return map[string]any{"token": tok, "tokenExpiration": exp.Unix()}, nil
+	return stateapi.RenewUpdateLeaseResponse{Token: tok, TokenExpiration: exp.Unix()}, nil
 }
 
+// complete ends the update of the request's update token (stateapi.CompleteUpdateRequest).
 func (s *Server) complete(r *http.Request, c *call) (any, error) {
-	var req struct {
-		Status string `json:"status"`
-	}
+	var req stateapi.CompleteUpdateRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // Lease renewal.
@@ -143,13 +144,11 @@ func (l *lease) renew(ctx context.Context, heartbeat time.Time) error {
 	l.mu.Lock()
 	secs := max(int(l.duration/time.Second), 1)
 	l.mu.Unlock()
-	body := map[string]any{"duration": secs}
+	body := stateapi.RenewUpdateLeaseRequest{Duration: secs}
 	if !heartbeat.IsZero() {
-		body["heartbeatAt"] = heartbeat
+		body.HeartbeatAt = &heartbeat
 	}
-	var resp struct {
-		TokenExpiration int64 `json:"tokenExpiration"`
-	}
+	var resp stateapi.RenewUpdateLeaseResponse
 	sent := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -177,14 +176,6 @@ func updateKind(operation string) string {
 	}
 }
 
-// createRequest is the UpdateProgramRequest cdkx sends, with its lock holder (the cdkx extension).
-type createRequest struct {
-	Name     string         `json:"name"`
-	Runtime  string         `json:"runtime"`
-	Metadata map[string]any `json:"metadata"`
-	CdkxLock state.LockInfo `json:"cdkxLock"`
-}
-
 // begin creates and starts an update for info (the stack created first if needed) and returns its
 // lease, not yet renewed; a *state.LockedError when another update is active.
 func (b *Backend) begin(ctx context.Context, info state.LockInfo) (*lease, error) {
@@ -192,13 +183,12 @@ func (b *Backend) begin(ctx context.Context, info state.LockInfo) (*lease, error
 		return nil, err
 	}
 	kind := updateKind(info.Operation)
-	var created struct {
-		UpdateID string `json:"updateID"`
-	}
+	var created stateapi.UpdateProgramResponse
+	create := stateapi.UpdateProgramRequest{Name: b.project, Runtime: "cdkx",
+		Metadata: stateapi.UpdateMetadata{Message: "cdkx " + info.Operation, Environment: map[string]string{}}, CdkxLock: &info}
 	var err error
 	for attempt := 0; ; attempt++ {
-		err = b.call(ctx, "POST", b.stackPath(info.Stack)+"/"+kind, createRequest{Name: b.project, Runtime: "cdkx",
-			Metadata: map[string]any{"message": "cdkx " + info.Operation, "environment": map[string]string{}}, CdkxLock: info}, &created)
+		err = b.call(ctx, "POST", b.stackPath(info.Stack)+"/"+kind, create, &created)
 		if !isStatus(err, http.StatusConflict) {
 			break
 		}
@@ -222,13 +212,10 @@ func (b *Backend) begin(ctx context.Context, info state.LockInfo) (*lease, error
 		return nil, fmt.Errorf("lock stack %s: %w", info.Stack, err)
 	}
 	path := b.stackPath(info.Stack) + "/" + kind + "/" + url.PathEscape(created.UpdateID)
-	var started struct {
-		Version         int64  `json:"version"`
-		Token           string `json:"token"`
-		TokenExpiration int64  `json:"tokenExpiration"`
-	}
+	var started stateapi.StartUpdateResponse
 	sent := time.Now()
-	start := map[string]any{"tags": map[string]string{}, "leaseSeconds": int(Lease / time.Second)}
+	// No tags: the stack keeps those set with `pulumi stack tag set`.
+	start := stateapi.StartUpdateRequest{LeaseSeconds: int(Lease / time.Second)}
 	if err := b.call(ctx, "POST", path, start, &started); err != nil {
 		// Never leave a created update behind: it would hold the stack for an hour.
 		_ = b.call(context.WithoutCancel(ctx), "POST", path+"/cancel", nil, nil)
@@ -288,7 +275,7 @@ func (b *Backend) Unlock(ctx context.Context, stack, id string) error {
 		if failed {
 			status = "failed"
 		}
-		err := b.send(ctx, "POST", l.path+"/complete", l.auth(), map[string]string{"status": status}, nil)
+		err := b.send(ctx, "POST", l.path+"/complete", l.auth(), stateapi.CompleteUpdateRequest{Status: status}, nil)
 		if err != nil && l.lose(err) == nil {
 			return fmt.Errorf("unlock stack %s: complete the update: %w", stack, err)
 		}
@@ -346,17 +333,7 @@ func (b *Backend) holders(ctx context.Context, stack string) ([]holder, error) {
 	if stack != "" {
 		q.Set("stack", stack)
 	}
-	var resp struct {
-		Locks []struct {
-			Stack       string          `json:"stack"`
-			UpdateID    string          `json:"updateID"`
-			Kind        string          `json:"kind"`
-			Status      string          `json:"status"`
-			CreatedAt   time.Time       `json:"createdAt"`
-			HeartbeatAt *time.Time      `json:"heartbeatAt"`
-			Lock        json.RawMessage `json:"lock"`
-		} `json:"locks"`
-	}
+	var resp stateapi.LocksResponse
 	if err := b.call(ctx, "GET", b.cdkxPath()+"/locks?"+q.Encode(), nil, &resp); err != nil {
 		return nil, fmt.Errorf("read lock holders: %w", err)
 	}
