@@ -324,6 +324,29 @@ func TestWritesKeepStateValid(t *testing.T) {
 		{"journal: unknown base resource", "PATCH", jpath + "/journalentries", jlea, batch(entry(1, 0, 1, 1, ""), entry(1, 1, 2, 1, `"deleteOld":3,`+state)), 400},
 		{"journal: state without type", "PATCH", jpath + "/journalentries", jlea, batch(entry(1, 1, 1, 1, `"state":{"urn":"u"}`)), 400},
 	}
+	// What some of the answers say: what is wrong and where.
+	precise := map[string]string{
+		"checkpoint: a string":              "invalid at byte 26 (deployment): the deployment is not a JSON object",
+		"delta: closing brace deleted":      fmt.Sprintf("invalid at byte %d: unexpected end of the text", len(pbase)-1),
+		"delta: duplicate URN":              "(deployment.resources[1]): duplicate resource urn:pulumi:dev::p::t::r000",
+		"delta: resource without type":      "(deployment.resources[0]): the resource has no type",
+		"commit: a string":                  "invalid at byte 0: unexpected 'j', want '{'",
+		"commit: duplicate resource":        "(deployment.resources[1]): duplicate resource urn:pulumi:dev::p::cdkx:Core:Data::r000",
+		"commit: not a cdkx document":       "(deployment.resources[0]): the resource has no cdkx logical ID",
+		"journal: unknown operation":        "removeNew 7 names no operation of this update",
+		"verbatim: duplicate URNs":          "duplicate resource u",
+		"checkpoint: resource without type": "the resource has no type",
+		"verbatim: not a deployment":        "the deployment is not a JSON object",
+		"commit: resource without type":     "the resource has no type",
+		"journal: unknown base resource":    "deleteOld 3 is not the index of a resource",
+		"checkpoint: deployment []":         "the deployment is not a JSON object",
+		"delta: hash mismatch":              "checkpointHash mismatch",
+		"commit: hash mismatch":             "checkpointHash mismatch",
+		"commit: closing brace deleted":     "unexpected end of the text",
+		"verbatim: a string":                "want '{'",
+		"checkpoint: version 2":             "deployment version 2 is not supported",
+		"journal: state without type":       "no urn or type",
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e.t = t
@@ -331,6 +354,9 @@ func TestWritesKeepStateValid(t *testing.T) {
 			code, body := e.do(tt.method, tt.path, tt.auth, tt.body)
 			if code != tt.want {
 				t.Errorf("%s %s = %d %s, want %d", tt.method, tt.path, code, body, tt.want)
+			}
+			if msg, ok := precise[tt.name]; ok && !strings.Contains(string(body), msg) {
+				t.Errorf("%s %s = %s, want a message with %q", tt.method, tt.path, body, msg)
 			}
 			if diff := cmp.Diff(before, e.dumpTables()); diff != "" {
 				t.Errorf("database changed (-before +after):\n%s", diff)
