@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // queueLockClass is the first key of the two-key advisory lock on a stack's queue ("cdxq"); the second is
@@ -49,30 +50,20 @@ const queuedSQL = `('PENDING', 'APPROVED', 'RUNNING')`
 // errNotClaimable rolls back a ClaimNext attempt whose candidate was taken or changed meanwhile.
 var errNotClaimable = errors.New("the candidate is no longer claimable")
 
-// queuedConflict is the "queued" field of a 409: state.QueuedError.
-type queuedConflict struct {
-	ID       string           `json:"id"`
-	Stack    string           `json:"stack"`
-	Position int              `json:"position"`
-	Ahead    state.Deployment `json:"ahead"`
-}
+// transitionConflict is the "transition" field of a 409 (the name the package's tests compare with).
+type transitionConflict = stateapi.TransitionConflict
 
-// transitionConflict is the "transition" field of a 409: state.TransitionError.
-type transitionConflict struct {
-	ID     string                 `json:"id"`
-	Status state.DeploymentStatus `json:"status"`
-	To     state.DeploymentStatus `json:"to"`
-}
-
+// queuedError is the 409 of e, with its "queued" field (stateapi.QueuedConflict).
 func queuedError(e *state.QueuedError) error {
 	e.Ahead.Snapshot = nil
 	return &apiError{code: http.StatusConflict, msg: "Conflict: " + e.Error(),
-		queued: &queuedConflict{ID: e.ID, Stack: e.Stack, Position: e.Position, Ahead: e.Ahead}}
+		queued: &stateapi.QueuedConflict{ID: e.ID, Stack: e.Stack, Position: e.Position, Ahead: e.Ahead}}
 }
 
+// transitionError is the 409 of e, with its "transition" field (stateapi.TransitionConflict).
 func transitionError(e *state.TransitionError) error {
 	return &apiError{code: http.StatusConflict, msg: "Conflict: " + e.Error(),
-		transition: &transitionConflict{ID: e.ID, Status: e.Status, To: e.To}}
+		transition: &stateapi.TransitionConflict{ID: e.ID, Status: e.Status, To: e.To}}
 }
 
 // knownStatus reports whether st is one of the state.Status constants.
@@ -91,18 +82,18 @@ func (s *Server) clockNow() time.Time {
 	return s.now().UTC().Truncate(time.Microsecond)
 }
 
-// deploymentsBody is the body of the create request and of the answers that list deployments.
-type deploymentsBody struct {
-	Deployments []state.Deployment `json:"deployments"`
-}
+// deploymentsBody is stateapi.DeploymentList under the name the package's tests send (a defined type,
+// not an alias, so that their unkeyed literals stay local to the package for go vet).
+type deploymentsBody stateapi.DeploymentList
 
-// rawDeployments is an answer listing stored records as they are.
+// rawDeployments is a stateapi.DeploymentList as the server answers it: the stored records as they are,
+// never parsed (a heartbeat every 0.5 s must not decode and encode megabytes of plans).
 type rawDeployments struct {
 	Deployments []json.RawMessage `json:"deployments"`
 }
 
 func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
-	var req deploymentsBody
+	var req stateapi.DeploymentList
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -347,16 +338,9 @@ func aheadOf(q []state.Deployment, d *state.Deployment) []state.Deployment {
 	return ahead
 }
 
-// claimRequest is the body of POST …/deployments/claim; Now is informational (the server's clock
-// counts).
-type claimRequest struct {
-	IDs    []string  `json:"ids"`
-	Runner string    `json:"runner"`
-	Now    time.Time `json:"now,omitzero"`
-}
-
+// claimDeployments answers POST …/deployments/claim (stateapi.ClaimRequest).
 func (s *Server) claimDeployments(r *http.Request, c *call) (any, error) {
-	var req claimRequest
+	var req stateapi.ClaimRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -474,20 +458,13 @@ WHERE id = ANY($1) AND status IN ('PENDING', 'APPROVED') RETURNING seq, record`,
 	return records, nil
 }
 
-// claimNextRequest is the body of POST …/deployments/claim-next; Now is informational.
-type claimNextRequest struct {
-	Stacks []string  `json:"stacks"`
-	Runner string    `json:"runner"`
-	Now    time.Time `json:"now,omitzero"`
-}
-
-// claimNext claims the oldest claimable head of the project's queues. It aborts dead waiters, lists the
+// claimNext answers POST …/deployments/claim-next (stateapi.ClaimNextRequest): it claims the oldest claimable head of the project's queues. It aborts dead waiters, lists the
 // candidates (heads that are APPROVED, or PENDING with no heartbeat, on stacks with nothing RUNNING) in
 // seq order, and tries them one at a time, each in a transaction of its own under its stack's queue
 // lock, where the head is read again; a candidate taken meanwhile passes to the next, and when all were,
 // it looks again.
 func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
-	var req claimNextRequest
+	var req stateapi.ClaimNextRequest
 	if _, err := s.decodeBody(r, &req, true); err != nil {
 		return nil, err
 	}
@@ -598,14 +575,9 @@ func withSnapshot(record, snapshot []byte) (*state.Deployment, error) {
 	return &d, nil
 }
 
-// heartbeatRequest is the body of POST …/deployments/heartbeat; At is informational.
-type heartbeatRequest struct {
-	IDs []string  `json:"ids"`
-	At  time.Time `json:"at,omitzero"`
-}
-
+// heartbeatDeployments answers POST …/deployments/heartbeat (stateapi.HeartbeatRequest).
 func (s *Server) heartbeatDeployments(r *http.Request, c *call) (any, error) {
-	var req heartbeatRequest
+	var req stateapi.HeartbeatRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -695,17 +667,9 @@ func setRecord(ctx context.Context, tx pgx.Tx, id string, status state.Deploymen
 	return record, err
 }
 
-// transitionRequest is the body of POST …/deployments/{id}/transition (state.Transition; the caller is
-// the token's name).
-type transitionRequest struct {
-	From  []state.DeploymentStatus `json:"from"`
-	To    state.DeploymentStatus   `json:"to"`
-	Error string                   `json:"error,omitempty"`
-	At    time.Time                `json:"at,omitzero"`
-}
-
+// transitionDeployment answers POST …/deployments/{id}/transition (stateapi.TransitionRequest).
 func (s *Server) transitionDeployment(r *http.Request, c *call) (any, error) {
-	var req transitionRequest
+	var req stateapi.TransitionRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -757,10 +721,9 @@ func (s *Server) transitionDeployment(r *http.Request, c *call) (any, error) {
 	})
 }
 
+// requestAbort answers POST …/deployments/{id}/abort (stateapi.AbortRequest).
 func (s *Server) requestAbort(r *http.Request, c *call) (any, error) {
-	var req struct {
-		At time.Time `json:"at,omitzero"`
-	}
+	var req stateapi.AbortRequest
 	if _, err := s.decodeBody(r, &req, true); err != nil {
 		return nil, err
 	}
@@ -777,16 +740,9 @@ func (s *Server) requestAbort(r *http.Request, c *call) (any, error) {
 	})
 }
 
-// finishRequest is the body of PATCH …/deployments/{id}.
-type finishRequest struct {
-	Status     state.DeploymentStatus `json:"status"`
-	FinishedAt time.Time              `json:"finishedAt"`
-	Version    int64                  `json:"version"`
-	Error      string                 `json:"error"`
-}
-
+// finishDeployment answers PATCH …/deployments/{id} (stateapi.FinishRequest).
 func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
-	var req finishRequest
+	var req stateapi.FinishRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -815,6 +771,7 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 	})
 }
 
+// listDeployments answers GET …/deployments[?stack=S&status=A,B&limit=N] (a stateapi.DeploymentList).
 func (s *Server) listDeployments(r *http.Request, c *call) (any, error) {
 	q := r.URL.Query()
 	limit := 0
@@ -850,6 +807,7 @@ ORDER BY d.seq DESC LIMIT CASE WHEN $5 > 0 THEN $5 END`, r.PathValue("org"), r.P
 	return rawDeployments{Deployments: records}, nil
 }
 
+// getDeployment answers GET …/deployments/{id}: the state.Deployment with its snapshot.
 func (s *Server) getDeployment(r *http.Request, c *call) (any, error) {
 	var record, snapshot []byte
 	err := s.pool.QueryRow(r.Context(), `SELECT d.record, d.snapshot FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
@@ -863,6 +821,8 @@ WHERE d.id = $3 AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.PathVa
 	return withSnapshot(record, snapshot)
 }
 
+// deploymentEvents answers GET …/deployments/{id}/events: a stateapi.DeploymentEvents, the stored events
+// as they are.
 func (s *Server) deploymentEvents(r *http.Request, c *call) (any, error) {
 	rows, err := s.pool.Query(r.Context(), `SELECT e.data FROM svc_deployment_events e JOIN svc_stacks s ON s.id = e.stack_id
 WHERE e.deployment_id = $3 AND s.org = $1 AND s.project = $2 ORDER BY e.seq`, r.PathValue("org"), r.PathValue("project"), r.PathValue("id"))

@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // SQLSTATE codes the service acts on.
@@ -25,14 +27,14 @@ const (
 	codeDeadlockDetected     = "40P01"
 )
 
-// apiError is an error answered to the client as apitype.ErrorResponse {code, message}, with the fields
+// apiError is an error answered to the client as stateapi.ErrorResponse {code, message}, with the fields
 // of a deployment conflict when it is one.
 type apiError struct {
 	code int
 	msg  string
 	// queued and transition describe a 409 of the deployment queue (deployments.go), or are nil.
-	queued     *queuedConflict
-	transition *transitionConflict
+	queued     *stateapi.QueuedConflict
+	transition *stateapi.TransitionConflict
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("[%d] %s", e.code, e.msg) }
@@ -41,14 +43,8 @@ func errorf(code int, format string, args ...any) error {
 	return &apiError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// errorResponse mirrors apitype.ErrorResponse; a conflict of the deployment queue adds the fields a
-// client needs to rebuild the typed error (state.QueuedError or state.TransitionError).
-type errorResponse struct {
-	Code       int                 `json:"code"`
-	Message    string              `json:"message"`
-	Queued     *queuedConflict     `json:"queued,omitempty"`
-	Transition *transitionConflict `json:"transition,omitempty"`
-}
+// errorResponse is the body of every error answer (the name the package's tests decode into).
+type errorResponse = stateapi.ErrorResponse
 
 // noContent makes a handler answer 204 without a body.
 type noContent struct{}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // The deployment queue lives on the service (internal/server, deployments.go): every rule is enforced there,
@@ -47,23 +48,15 @@ func deploymentError(err error) error {
 		}
 		return state.ErrNotFound
 	case http.StatusConflict:
-		var c struct {
-			Queued *struct {
-				ID       string           `json:"id"`
-				Stack    string           `json:"stack"`
-				Position int              `json:"position"`
-				Ahead    state.Deployment `json:"ahead"`
-			} `json:"queued"`
-			Transition *state.TransitionError `json:"transition"`
-		}
+		var c stateapi.ErrorResponse
 		if json.Unmarshal(ae.body, &c) != nil {
 			return err
 		}
-		switch {
-		case c.Queued != nil:
-			return &state.QueuedError{ID: c.Queued.ID, Stack: c.Queued.Stack, Position: c.Queued.Position, Ahead: c.Queued.Ahead}
-		case c.Transition != nil:
-			return c.Transition
+		switch q, t := c.Queued, c.Transition; {
+		case q != nil:
+			return &state.QueuedError{ID: q.ID, Stack: q.Stack, Position: q.Position, Ahead: q.Ahead}
+		case t != nil:
+			return &state.TransitionError{ID: t.ID, Status: t.Status, To: t.To}
 		}
 	}
 	return err
@@ -95,10 +88,12 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 			return err
 		}
 	}
-	var resp struct {
-		Deployments []state.Deployment `json:"deployments"`
+	req := stateapi.DeploymentList{Deployments: make([]state.Deployment, len(ds))}
+	for i, d := range ds {
+		req.Deployments[i] = *d
 	}
-	if err := b.mutate(ctx, "POST", b.cdkxPath()+"/deployments", map[string]any{"deployments": ds}, &resp); err != nil {
+	var resp stateapi.DeploymentList
+	if err := b.mutate(ctx, "POST", b.cdkxPath()+"/deployments", req, &resp); err != nil {
 		return fmt.Errorf("create deployments: %w", err)
 	}
 	if len(resp.Deployments) != len(ds) {
@@ -115,10 +110,7 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 // UpdateDeployment applies t on the service (By is the token's name there) and returns the record after
 // it.
 func (b *Backend) UpdateDeployment(ctx context.Context, id string, t state.Transition) (*state.Deployment, error) {
-	body := map[string]any{"from": t.From, "to": t.To, "error": t.Error}
-	if !t.At.IsZero() {
-		body["at"] = t.At
-	}
+	body := stateapi.TransitionRequest{From: t.From, To: t.To, Error: t.Error, At: t.At}
 	var d state.Deployment
 	if err := b.mutate(ctx, "POST", b.deploymentPath(id)+"/transition", body, &d); err != nil {
 		return nil, wrap(err, "make deployment %s %s", id, t.To)
@@ -129,7 +121,7 @@ func (b *Backend) UpdateDeployment(ctx context.Context, id string, t state.Trans
 // RequestAbort asks the runner of RUNNING deployment id to stop (AbortedBy is the token's name).
 func (b *Backend) RequestAbort(ctx context.Context, id, by string, at time.Time) (*state.Deployment, error) {
 	var d state.Deployment
-	if err := b.mutate(ctx, "POST", b.deploymentPath(id)+"/abort", map[string]any{"at": at}, &d); err != nil {
+	if err := b.mutate(ctx, "POST", b.deploymentPath(id)+"/abort", stateapi.AbortRequest{At: at}, &d); err != nil {
 		return nil, wrap(err, "abort deployment %s", id)
 	}
 	return &d, nil
@@ -137,7 +129,7 @@ func (b *Backend) RequestAbort(ctx context.Context, id, by string, at time.Time)
 
 // ClaimDeployments makes ids RUNNING for runner, all or none, at the service's time.
 func (b *Backend) ClaimDeployments(ctx context.Context, ids []string, runner string, now time.Time) error {
-	err := b.mutate(ctx, "POST", b.cdkxPath()+"/deployments/claim", map[string]any{"ids": ids, "runner": runner, "now": now}, nil)
+	err := b.mutate(ctx, "POST", b.cdkxPath()+"/deployments/claim", stateapi.ClaimRequest{IDs: ids, Runner: runner, Now: now}, nil)
 	if err != nil {
 		return wrap(err, "claim deployments %s", strings.Join(ids, ", "))
 	}
@@ -151,7 +143,7 @@ func (b *Backend) ClaimNext(ctx context.Context, stacks []string, runner string,
 		stacks = []string{}
 	}
 	var raw []byte
-	if err := b.mutate(ctx, "POST", b.cdkxPath()+"/deployments/claim-next", map[string]any{"stacks": stacks, "runner": runner, "now": now}, &raw); err != nil {
+	if err := b.mutate(ctx, "POST", b.cdkxPath()+"/deployments/claim-next", stateapi.ClaimNextRequest{Stacks: stacks, Runner: runner, Now: now}, &raw); err != nil {
 		return nil, fmt.Errorf("claim the next deployment: %w", err)
 	}
 	if len(raw) == 0 {
@@ -167,10 +159,8 @@ func (b *Backend) ClaimNext(ctx context.Context, stacks []string, runner string,
 // HeartbeatDeployments renews the heartbeat of the waiting or running deployments among ids (at the
 // service's time) and returns every one of ids that exists, in Seq order, without snapshots.
 func (b *Backend) HeartbeatDeployments(ctx context.Context, ids []string, at time.Time) ([]state.Deployment, error) {
-	var resp struct {
-		Deployments []state.Deployment `json:"deployments"`
-	}
-	if err := b.mutate(ctx, "POST", b.cdkxPath()+"/deployments/heartbeat", map[string]any{"ids": ids, "at": at}, &resp); err != nil {
+	var resp stateapi.DeploymentList
+	if err := b.mutate(ctx, "POST", b.cdkxPath()+"/deployments/heartbeat", stateapi.HeartbeatRequest{IDs: ids, At: at}, &resp); err != nil {
 		return nil, fmt.Errorf("heartbeat deployments: %w", err)
 	}
 	return resp.Deployments, nil
@@ -181,7 +171,7 @@ func (b *Backend) HeartbeatDeployments(ctx context.Context, ids []string, at tim
 func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error {
 	var d state.Deployment
 	err := b.mutate(ctx, "PATCH", b.deploymentPath(id),
-		map[string]any{"status": status, "finishedAt": finishedAt, "version": version, "error": errMsg}, &d)
+		stateapi.FinishRequest{Status: status, FinishedAt: finishedAt, Version: version, Error: errMsg}, &d)
 	if err != nil {
 		return wrap(err, "finish deployment %s", id)
 	}
@@ -209,9 +199,7 @@ func (b *Backend) ListDeployments(ctx context.Context, f state.DeploymentFilter)
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
-	var resp struct {
-		Deployments []state.Deployment `json:"deployments"`
-	}
+	var resp stateapi.DeploymentList
 	if err := b.call(ctx, "GET", b.cdkxPath()+"/deployments?"+q.Encode(), nil, &resp); err != nil {
 		return nil, fmt.Errorf("list deployments: %w", err)
 	}
@@ -229,9 +217,7 @@ func (b *Backend) GetDeployment(ctx context.Context, id string) (*state.Deployme
 
 // Events returns a deployment's events in Seq order.
 func (b *Backend) Events(ctx context.Context, deploymentID string) ([]state.Event, error) {
-	var resp struct {
-		Events []state.Event `json:"events"`
-	}
+	var resp stateapi.DeploymentEvents
 	if err := b.call(ctx, "GET", b.deploymentPath(deploymentID)+"/events", nil, &resp); err != nil {
 		return nil, fmt.Errorf("events of deployment %s: %w", deploymentID, err)
 	}
