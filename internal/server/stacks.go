@@ -37,29 +37,19 @@ func lookupStack(ctx context.Context, tx pgx.Tx, r *http.Request, lock bool) (st
 	return st, err
 }
 
-// capability mirrors apitype.APICapabilityConfig.
-type capability struct {
-	Capability    string          `json:"capability"`
-	Version       int             `json:"version,omitempty"`
-	Configuration json.RawMessage `json:"configuration,omitempty"`
-}
-
+// capabilities answers GET /api/capabilities: stateapi.CapabilitiesResponse.
 func (s *Server) capabilities(r *http.Request, c *call) (any, error) {
-	return map[string][]capability{"capabilities": {{
+	return stateapi.CapabilitiesResponse{Capabilities: []stateapi.APICapabilityConfig{{
 		Capability:    "delta-checkpoint-uploads-v2",
 		Version:       2,
 		Configuration: json.RawMessage(`{"checkpointCutoffSizeBytes":1048576}`),
 	}}}, nil
 }
 
-// createStackRequest mirrors apitype.CreateStackRequest.
-type createStackRequest struct {
-	StackName string            `json:"stackName"`
-	Tags      map[string]string `json:"tags,omitempty"`
-}
-
+// createStack answers POST /api/stacks/{org}/{project} (stateapi.CreateStackRequest →
+// stateapi.CreateStackResponse).
 func (s *Server) createStack(r *http.Request, c *call) (any, error) {
-	var req createStackRequest
+	var req stateapi.CreateStackRequest
 	if _, err := s.decodeBody(r, &req, false); err != nil {
 		return nil, err
 	}
@@ -82,34 +72,21 @@ func (s *Server) createStack(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return struct{}{}, nil
+	return stateapi.CreateStackResponse{}, nil
 }
 
-// operationStatus mirrors apitype.OperationStatus.
-type operationStatus struct {
-	Kind    string `json:"kind"`
-	Author  string `json:"author"`
-	Started int64  `json:"started"`
-}
+// Names of stateapi types the package's tests decode into and compare with.
+type (
+	operationStatus = stateapi.OperationStatus
+	stackInfo       = stateapi.Stack
+)
 
-// stackInfo mirrors apitype.Stack (GET /api/stacks/{org}/{project}/{stack}).
-type stackInfo struct {
-	ID               string            `json:"id"`
-	OrgName          string            `json:"orgName"`
-	ProjectName      string            `json:"projectName"`
-	StackName        string            `json:"stackName"`
-	CurrentOperation *operationStatus  `json:"currentOperation,omitempty"`
-	ActiveUpdate     string            `json:"activeUpdate"`
-	Tags             map[string]string `json:"tags,omitempty"`
-	Version          int64             `json:"version"`
-}
-
-// getStack serves GET …/{stack} (apitype.Stack). activeUpdate is the stack's active update, or its
+// getStack serves GET …/{stack} (stateapi.Stack). activeUpdate is the stack's active update, or its
 // latest update when none is active (as the Pulumi service answers: `pulumi cancel` then reports that
 // the update already completed), or "" for a stack never updated; currentOperation describes the active
 // one, with the name of the token that created it as author.
 func (s *Server) getStack(r *http.Request, c *call) (any, error) {
-	var info stackInfo
+	var info stateapi.Stack
 	var id int64
 	var update, kind, status, author *string
 	var started *time.Time
@@ -128,7 +105,7 @@ WHERE s.org = $1 AND s.project = $2 AND s.name = $3`, r.PathValue("org"), r.Path
 	if update != nil {
 		info.ActiveUpdate = *update
 		if isActive(*status) {
-			info.CurrentOperation = &operationStatus{Kind: *kind, Author: cmp.Or(deref(author), "unknown"), Started: started.Unix()}
+			info.CurrentOperation = &stateapi.OperationStatus{Kind: *kind, Author: cmp.Or(deref(author), "unknown"), Started: started.Unix()}
 		}
 	}
 	return info, nil

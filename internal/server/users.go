@@ -10,24 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// orgInfo mirrors the service's organization summary of GET /api/user.
-type orgInfo struct {
-	GitHubLogin string `json:"githubLogin"`
-	Name        string `json:"name"`
-}
+// Names of stateapi types the package's tests decode into.
+type (
+	userInfo     = stateapi.User
+	stackSummary = stateapi.StackSummary
+)
 
-// userInfo mirrors the service's GET /api/user answer (the fields the Pulumi CLI reads).
-type userInfo struct {
-	ID            string    `json:"id"`
-	GitHubLogin   string    `json:"githubLogin"`
-	Name          string    `json:"name"`
-	Email         string    `json:"email"`
-	AvatarURL     string    `json:"avatarUrl"`
-	Organizations []orgInfo `json:"organizations"`
-	Identities    []string  `json:"identities"`
-}
-
-// user answers GET /api/user: the token's name, and the organizations it reaches (the default
+// user answers GET /api/user (stateapi.User): the token's name, and the organizations it reaches (the default
 // organization first when it reaches it). A token of every organization lists the default one and every
 // organization that has a stack.
 func (s *Server) user(r *http.Request, c *call) (any, error) {
@@ -35,11 +24,11 @@ func (s *Server) user(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	orgs := make([]orgInfo, len(names))
+	orgs := make([]stateapi.UserOrganization, len(names))
 	for i, n := range names {
-		orgs[i] = orgInfo{GitHubLogin: n, Name: n}
+		orgs[i] = stateapi.UserOrganization{GitHubLogin: n, Name: n}
 	}
-	return userInfo{ID: c.user, GitHubLogin: c.user, Name: c.user, Organizations: orgs, Identities: []string{}}, nil
+	return stateapi.User{ID: c.user, GitHubLogin: c.user, Name: c.user, Organizations: orgs, Identities: []string{}}, nil
 }
 
 // userOrgs returns the organizations the token of c reaches, the default one first when it does, then
@@ -78,16 +67,7 @@ func (s *Server) defaultOrg(r *http.Request, c *call) (any, error) {
 	return stateapi.DefaultOrganizationResponse{GitHubLogin: org, Messages: []string{}}, nil
 }
 
-// stackSummary mirrors apitype.StackSummary.
-type stackSummary struct {
-	OrgName       string `json:"orgName"`
-	ProjectName   string `json:"projectName"`
-	StackName     string `json:"stackName"`
-	LastUpdate    *int64 `json:"lastUpdate,omitempty"`
-	ResourceCount *int64 `json:"resourceCount,omitempty"`
-}
-
-// listStacks answers GET /api/user/stacks?organization=&project= with every matching stack of the
+// listStacks answers GET /api/user/stacks?organization=&project= (stateapi.ListStacksResponse) with every matching stack of the
 // token's organizations (one page).
 func (s *Server) listStacks(r *http.Request, c *call) (any, error) {
 	q := r.URL.Query()
@@ -102,9 +82,9 @@ ORDER BY org, project, name`,
 	if err != nil {
 		return nil, err
 	}
-	stacks := []stackSummary{}
+	stacks := []stateapi.StackSummary{}
 	for rows.Next() {
-		var sum stackSummary
+		var sum stateapi.StackSummary
 		var last *time.Time
 		var count int64
 		if err := rows.Scan(&sum.OrgName, &sum.ProjectName, &sum.StackName, &last, &count); err != nil {
@@ -119,5 +99,5 @@ ORDER BY org, project, name`,
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	return map[string]any{"stacks": stacks}, nil
+	return stateapi.ListStacksResponse{Stacks: stacks}, nil
 }
