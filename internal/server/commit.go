@@ -29,6 +29,9 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		}
 		edits = sortEdits(edits)
 	}
+	if len(req.Events) > 0 && req.DeploymentID == "" {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: the commit carries %d event(s) but no deploymentId; events belong to a deployment", len(req.Events))
+	}
 	for i, e := range req.Events {
 		if e.Status == "" {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: event %d has no status", i)

@@ -92,8 +92,8 @@ func (s *Server) importStack(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		// Inserted as running, so that the partial unique index refuses it while another update is active.
-		_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, created_at, started_at) VALUES ($1, $2, 'import', $3, $4, $4)`,
-			id, st.id, statusRunning, now)
+		_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, created_at, started_at, created_by) VALUES ($1, $2, 'import', $3, $4, $4, $5)`,
+			id, st.id, statusRunning, now, c.user)
 		if pgCode(err) == codeUniqueViolation {
 			return errorf(http.StatusConflict, "Conflict: Another update is currently in progress.")
 		}

@@ -58,26 +58,9 @@ type document struct {
 	whole bool
 }
 
-// textEdit is one edit of a deploymentDelta (the Pulumi CLI's shape, byte offsets).
-type textEdit struct {
-	Span    textSpan `json:"Span"`
-	NewText string   `json:"NewText"`
-}
-
-type textSpan struct {
-	URI   string  `json:"uri"`
-	Start textPos `json:"start"`
-	End   textPos `json:"end"`
-}
-
-type textPos struct {
-	Line   int `json:"line"`
-	Column int `json:"column"`
-	Offset int `json:"offset"`
-}
-
-func edit(start, end int, text []byte) textEdit {
-	return textEdit{Span: textSpan{Start: textPos{Offset: start}, End: textPos{Offset: end}}, NewText: string(text)}
+// edit is the text edit that replaces the bytes [start, end) of a document with text.
+func edit(start, end int, text []byte) stateapi.TextEdit {
+	return stateapi.TextEdit{Span: stateapi.TextSpan{Start: stateapi.TextPosition{Offset: start}, End: stateapi.TextPosition{Offset: end}}, NewText: string(text)}
 }
 
 // urn is the Pulumi URN of a cdkx resource: urn:pulumi:STACK::PROJECT::TYPE::LOGICALID, with the
@@ -235,7 +218,7 @@ func separator(i int) string {
 // one it came from into its own.
 type pendingDocument struct {
 	next  *document
-	edits []textEdit
+	edits []stateapi.TextEdit
 	// whole is the new text, set instead of edits when the old document was whole.
 	whole []byte
 	hash  string
@@ -273,7 +256,7 @@ func (d *document) apply(changes []state.Change, now time.Time) (*pendingDocumen
 		return nil, err
 	}
 	next := &document{project: d.project, stack: d.stack, header: header}
-	var edits []textEdit
+	var edits []stateapi.TextEdit
 	// The header span.
 	hStart := len(docPrefix)
 	edits = append(edits, edit(hStart, hStart+len(d.header), header))

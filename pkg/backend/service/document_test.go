@@ -15,13 +15,14 @@ import (
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
 // applyEdits applies edits the way the service does: sorted stably by span, non-overlapping.
-func applyEdits(t *testing.T, prev []byte, edits []textEdit) []byte {
+func applyEdits(t *testing.T, prev []byte, edits []stateapi.TextEdit) []byte {
 	t.Helper()
 	edits = slices.Clone(edits)
-	slices.SortStableFunc(edits, func(a, b textEdit) int {
+	slices.SortStableFunc(edits, func(a, b stateapi.TextEdit) int {
 		return cmp.Or(cmp.Compare(a.Span.Start.Offset, b.Span.Start.Offset), cmp.Compare(a.Span.End.Offset, b.Span.End.Offset))
 	})
 	var out []byte

@@ -370,18 +370,6 @@ func (b *Backend) Commit(ctx context.Context, deploymentID, stack string, change
 	return v, err
 }
 
-// commitRequest is the body of PATCH …/commit (internal/server cdkxCommitRequest).
-type commitRequest struct {
-	SequenceNumber  int64         `json:"sequenceNumber"`
-	BaseVersion     int64         `json:"baseVersion"`
-	CheckpointHash  string        `json:"checkpointHash"`
-	DeploymentDelta []textEdit    `json:"deploymentDelta,omitempty"`
-	Deployment      string        `json:"deploymentText,omitempty"`
-	ResourceCount   int           `json:"resourceCount"`
-	DeploymentID    string        `json:"deploymentId"`
-	Events          []state.Event `json:"events,omitempty"`
-}
-
 // commit sends one commit under l; the caller holds the stack's commit mutex.
 func (b *Backend) commit(ctx context.Context, l *lease, deploymentID string, changes []state.Change, events []state.Event) (int64, error) {
 	if err := l.err(); err != nil {
@@ -401,11 +389,17 @@ func (b *Backend) commit(ctx context.Context, l *lease, deploymentID string, cha
 	if err != nil {
 		return 0, fmt.Errorf("commit to stack %s: %w", stack, err)
 	}
-	req := commitRequest{SequenceNumber: l.nextSequence(), BaseVersion: d.version, CheckpointHash: p.hash,
-		DeploymentDelta: p.edits, Deployment: string(p.whole), ResourceCount: len(p.next.ids), DeploymentID: deploymentID, Events: events}
-	var resp struct {
-		Version int64 `json:"version"`
+	req := stateapi.CommitRequest{SequenceNumber: l.nextSequence(), BaseVersion: d.version, CheckpointHash: p.hash,
+		ResourceCount: len(p.next.ids), DeploymentID: deploymentID, Events: events}
+	if p.whole != nil {
+		text := string(p.whole)
+		req.DeploymentText = &text
+	} else if len(p.edits) > 0 {
+		if req.DeploymentDelta, err = json.Marshal(p.edits); err != nil {
+			return 0, fmt.Errorf("commit to stack %s: %w", stack, err)
+		}
 	}
+	var resp stateapi.CommitResponse
 	if err := b.send(ctx, "PATCH", l.path+"/commit", l.auth(), req, &resp); err != nil {
 		if isStatus(err, http.StatusConflict) || isStatus(err, http.StatusBadRequest) {
 			b.mu.Lock()
