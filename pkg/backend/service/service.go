@@ -187,9 +187,7 @@ func (b *Backend) sendWith(ctx context.Context, method, path, auth string, heade
 		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		var er struct {
-			Message string `json:"message"`
-		}
+		var er stateapi.ErrorResponse
 		if json.Unmarshal(data, &er) != nil || er.Message == "" {
 			er.Message = strings.TrimSpace(string(data))
 		}
@@ -225,7 +223,7 @@ func (b *Backend) ensureStack(ctx context.Context, name string) error {
 		return nil
 	}
 	err := b.call(ctx, "POST", "/api/stacks/"+url.PathEscape(b.org)+"/"+url.PathEscape(b.project),
-		map[string]any{"stackName": name}, nil)
+		stateapi.CreateStackRequest{StackName: name}, nil)
 	if err != nil && !isStatus(err, http.StatusConflict) {
 		return fmt.Errorf("create stack %s on the state service: %w", name, err)
 	}
@@ -237,9 +235,7 @@ func (b *Backend) ensureStack(ctx context.Context, name string) error {
 
 // stackVersion returns the service's current version of stack, 0 when the stack does not exist.
 func (b *Backend) stackVersion(ctx context.Context, name string) (int64, bool, error) {
-	var info struct {
-		Version int64 `json:"version"`
-	}
+	var info stateapi.Stack
 	err := b.call(ctx, "GET", b.stackPath(name), nil, &info)
 	if isStatus(err, http.StatusNotFound) {
 		return 0, false, nil
@@ -258,12 +254,7 @@ func (b *Backend) StackVersion(ctx context.Context, name string) (int64, error) 
 
 // ListStacks returns the project's stacks that have been updated, sorted.
 func (b *Backend) ListStacks(ctx context.Context) ([]string, error) {
-	var resp struct {
-		Stacks []struct {
-			StackName  string `json:"stackName"`
-			LastUpdate *int64 `json:"lastUpdate"`
-		} `json:"stacks"`
-	}
+	var resp stateapi.ListStacksResponse
 	q := url.Values{"organization": {b.org}, "project": {b.project}}
 	if err := b.call(ctx, "GET", "/api/user/stacks?"+q.Encode(), nil, &resp); err != nil {
 		return nil, fmt.Errorf("list stacks: %w", err)
