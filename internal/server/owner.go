@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,54 +26,107 @@ import (
 //     suite) names events only: they belong to the stack of the first event stored under that ID, and
 //     an update of another stack may not add to them. createDeployments refuses such an ID, so events
 //     cannot be planted ahead of a record.
-func authorizeRecordWrite(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) error {
+//
+// A verdict read from committed rows that lets the write through never changes (a binding is never
+// undone, and the stack of an ID's first stored event never moves), so each replica remembers it
+// (ownerCache): after the commit that binds a deployment, the next one asks the database once more and
+// the rest not at all.
+func (s *Server) authorizeRecordWrite(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) error {
+	if s.owners.allowed(u, deploymentID) {
+		return nil
+	}
+	settled, err := authorizeRecordWrite(ctx, tx, u, deploymentID)
+	if err == nil && settled != nil {
+		s.owners.remember(deploymentID, *settled)
+	}
+	return err
+}
+
+// ownerCache holds the verdicts of authorizeRecordWrite that allowed a write: by deployment ID, the
+// update bound to it, or the stack its free events belong to. It is bounded: past ownerCacheSize entries
+// it starts again empty (a miss only costs the query).
+type ownerCache struct {
+	mu sync.Mutex
+	m  map[string]ownerVerdict
+}
+
+// ownerCacheSize bounds ownerCache.
+const ownerCacheSize = 100_000
+
+// ownerVerdict is who may write a deployment's events: the update bound to it, or, for free events
+// (update ""), any update of stack.
+type ownerVerdict struct {
+	update string
+	stack  int64
+}
+
+func (c *ownerCache) allowed(u updateRow, deploymentID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[deploymentID]
+	return ok && (v.update == u.id || (v.update == "" && v.stack == u.stackID))
+}
+
+func (c *ownerCache) remember(deploymentID string, v ownerVerdict) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= ownerCacheSize {
+		c.m = make(map[string]ownerVerdict)
+	}
+	c.m[deploymentID] = v
+}
+
+// authorizeRecordWrite applies the rules of Server.authorizeRecordWrite. settled, when not nil, is a
+// verdict that allows the write and that committed rows decided (a binding made earlier, or free events
+// stored earlier): no later request can change it.
+func authorizeRecordWrite(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) (settled *ownerVerdict, err error) {
 	var stackID int64
 	var status state.DeploymentStatus
 	var owner, claimer, creator *string
-	err := tx.QueryRow(ctx, `SELECT d.stack_id, d.status, d.update_id, d.claimed_by, u.created_by
+	err = tx.QueryRow(ctx, `SELECT d.stack_id, d.status, d.update_id, d.claimed_by, u.created_by
 FROM svc_deployments d LEFT JOIN svc_updates u ON u.id = $2 WHERE d.id = $1`, deploymentID, u.id).Scan(&stackID, &status, &owner, &claimer, &creator)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return authorizeFreeEvents(ctx, tx, u, deploymentID)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	switch {
 	case stackID != u.stackID:
-		return errorf(http.StatusForbidden, "Forbidden: deployment %s is a deployment of another stack; update %s may write only the deployments of its own stack", deploymentID, u.id)
+		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s is a deployment of another stack; update %s may write only the deployments of its own stack", deploymentID, u.id)
 	case owner != nil && *owner == u.id:
-		return nil
+		return &ownerVerdict{update: u.id}, nil
 	case owner != nil:
-		return errorf(http.StatusForbidden, "Forbidden: deployment %s is written by update %s; update %s may not write its records or events (each run writes only the deployments it claimed)", deploymentID, *owner, u.id)
+		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s is written by update %s; update %s may not write its records or events (each run writes only the deployments it claimed)", deploymentID, *owner, u.id)
 	case status != state.StatusRunning:
-		return errorf(http.StatusForbidden, "Forbidden: deployment %s is %s, not RUNNING; a commit writes the events of a deployment its run claimed (POST …/deployments/claim) and has not finished", deploymentID, status)
+		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s is %s, not RUNNING; a commit writes the events of a deployment its run claimed (POST …/deployments/claim) and has not finished", deploymentID, status)
 	case claimer != nil && creator != nil && *claimer != *creator:
-		return errorf(http.StatusForbidden, "Forbidden: deployment %s was claimed by token %q, and update %s was created by token %q; a run writes its deployments with the token that claimed them", deploymentID, *claimer, u.id, *creator)
+		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s was claimed by token %q, and update %s was created by token %q; a run writes its deployments with the token that claimed them", deploymentID, *claimer, u.id, *creator)
 	}
 	tag, err := tx.Exec(ctx, `UPDATE svc_deployments SET update_id = $2 WHERE id = $1 AND stack_id = $3 AND update_id IS NULL AND status = 'RUNNING'`,
 		deploymentID, u.id, u.stackID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if tag.RowsAffected() == 0 {
-		return errorf(http.StatusForbidden, "Forbidden: deployment %s changed while update %s bound it (finished, aborted or bound by another update); read it again", deploymentID, u.id)
+		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s changed while update %s bound it (finished, aborted or bound by another update); read it again", deploymentID, u.id)
 	}
-	return nil
+	return nil, nil // bound now, but only once this transaction commits
 }
 
 // authorizeFreeEvents checks a commit's events under an ID the queue does not know (see
 // authorizeRecordWrite): the first stored event of that ID, if any, must be of u's stack.
-func authorizeFreeEvents(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) error {
+func authorizeFreeEvents(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) (*ownerVerdict, error) {
 	var stackID int64
 	err := tx.QueryRow(ctx, `SELECT stack_id FROM svc_deployment_events WHERE deployment_id = $1 ORDER BY seq LIMIT 1`, deploymentID).Scan(&stackID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if stackID != u.stackID {
-		return errorf(http.StatusForbidden, "Forbidden: the events of deployment %s are another stack's; update %s may write only the events of its own stack", deploymentID, u.id)
+		return nil, errorf(http.StatusForbidden, "Forbidden: the events of deployment %s are another stack's; update %s may write only the events of its own stack", deploymentID, u.id)
 	}
-	return nil
+	return &ownerVerdict{stack: stackID}, nil
 }

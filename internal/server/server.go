@@ -70,6 +70,8 @@ type Server struct {
 	secrets cipher.AEAD
 	// texts caches the latest checkpoint bytes of recently written stacks (checkpoints.go).
 	texts textCache
+	// owners remembers the deployments whose writer is settled for good (owner.go).
+	owners ownerCache
 }
 
 // Open connects to the PostgreSQL database at url (anything pgx accepts, e.g.
