@@ -245,8 +245,12 @@ func run(dbURL, levelList string, checkpoints int, duration time.Duration, resou
 	if err != nil {
 		return err
 	}
+	conns := pcfg.MaxConns // what server.Open makes of the URL
+	if !strings.Contains(dbURL, "pool_max_conns") {
+		conns = max(conns, server.DefaultPoolConns)
+	}
 	fmt.Printf("cdkx server: 2 replicas (pgx pool max %d conns each), %d resources per deployment, %d checkpoint requests per deploy (bound %s per level), think time %s, delta offered: %v\n\n",
-		pcfg.MaxConns, resources, checkpoints, duration, think, delta)
+		conns, resources, checkpoints, duration, think, delta)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "updates\tkind\trequests\treq/s\tp50\tp99\terrors\t")
