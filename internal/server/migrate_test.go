@@ -21,22 +21,7 @@ import (
 // database refuses a second RUNNING deployment from then on. The migration can be undone.
 func TestMigrateDeploymentQueue(t *testing.T) {
 	ctx := context.Background()
-	url := postgrestest.FreshSchema(t)
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	sub, err := fs.Sub(migrationFS, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDBFromPool(pool)
-	defer func() { _ = db.Close() }()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithDisableGlobalRegistry(true), goose.WithTableName(versionTable))
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, pool, p := migrationProvider(t)
 	if _, err := p.UpTo(ctx, 3); err != nil {
 		t.Fatalf("migrate to 3: %v", err)
 	}
@@ -61,6 +46,7 @@ SELECT $1, id, $3, 'snap', $4 FROM svc_stacks WHERE name = $2`, o.id, o.stack, d
 	}
 
 	e := &env{t: t, clock: &clock{t: t0.Add(time.Hour)}}
+	var err error
 	if e.srv, err = Open(ctx, url, Options{Now: e.clock.now}); err != nil {
 		t.Fatalf("Open() = %v", err)
 	}
@@ -123,4 +109,27 @@ SELECT $1, id, $3, 'snap', $4 FROM svc_stacks WHERE name = $2`, o.id, o.stack, d
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatalf("migrate up again: %v", err)
 	}
+}
+
+// migrationProvider returns the URL of a fresh schema, a pool on it and a goose provider of the service's migrations on
+// it, to migrate step by step; both are closed when the test ends.
+func migrationProvider(t *testing.T) (string, *pgxpool.Pool, *goose.Provider) {
+	t.Helper()
+	url := postgrestest.FreshSchema(t)
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	sub, err := fs.Sub(migrationFS, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	t.Cleanup(func() { _ = db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithDisableGlobalRegistry(true), goose.WithTableName(versionTable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url, pool, p
 }

@@ -128,12 +128,8 @@ func (s *Server) deleteStack(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		var active bool
-		if err := tx.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM svc_updates WHERE stack_id = $1 AND status IN ('not started', 'requested', 'running'))`, st.id).Scan(&active); err != nil {
+		if err := requireIdle(r.Context(), tx, st.id); err != nil {
 			return err
-		}
-		if active {
-			return errorf(http.StatusConflict, "Conflict: Another update is currently in progress.")
 		}
 		if st.resourceCount > 0 && !force {
 			return errorf(http.StatusBadRequest, "Bad Request: Stack still contains resources.")
@@ -213,12 +209,8 @@ func (s *Server) renameStack(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return err
 		}
-		var active bool
-		if err := tx.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM svc_updates WHERE stack_id = $1 AND status IN ('not started', 'requested', 'running'))`, st.id).Scan(&active); err != nil {
+		if err := requireIdle(r.Context(), tx, st.id); err != nil {
 			return err
-		}
-		if active {
-			return errUpdateInProgress
 		}
 		_, err = tx.Exec(r.Context(), `UPDATE svc_stacks SET project = $2, name = $3 WHERE id = $1`, st.id, newProject, req.NewName)
 		if pgCode(err) == codeUniqueViolation {
@@ -300,4 +292,18 @@ func renameInState(text []byte, oldProject, oldStack, newProject, newStack strin
 		return text
 	}
 	return out
+}
+
+// requireIdle answers errUpdateInProgress (409) when the stack has an active update. The caller holds the
+// stack's row lock (FOR UPDATE), so no update can be created before its transaction ends: the insert's
+// foreign-key check takes a key-share lock on that row and waits.
+func requireIdle(ctx context.Context, tx pgx.Tx, stackID int64) error {
+	var active bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM svc_updates WHERE stack_id = $1 AND status IN ('not started', 'requested', 'running'))`, stackID).Scan(&active); err != nil {
+		return err
+	}
+	if active {
+		return errUpdateInProgress
+	}
+	return nil
 }

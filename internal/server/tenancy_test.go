@@ -3,18 +3,13 @@ package server
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -363,22 +358,7 @@ func TestCreateTokenOptions(t *testing.T) {
 // reaches every organization and may write, so that an upgrade breaks no CI job.
 func TestMigrateTenancy(t *testing.T) {
 	ctx := context.Background()
-	url := postgrestest.FreshSchema(t)
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	sub, err := fs.Sub(migrationFS, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := stdlib.OpenDBFromPool(pool)
-	defer func() { _ = db.Close() }()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithDisableGlobalRegistry(true), goose.WithTableName(versionTable))
-	if err != nil {
-		t.Fatal(err)
-	}
+	url, pool, p := migrationProvider(t)
 	if _, err := p.UpTo(ctx, 5); err != nil {
 		t.Fatalf("migrate to 5: %v", err)
 	}
