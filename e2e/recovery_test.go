@@ -54,24 +54,7 @@ func TestServiceKilledClientDefaults(t *testing.T) {
 	}
 
 	db := svcConnect(t, dbURL)
-	updates := svcUpdates(t, db, "Big")
-	var dead, next *svcUpdate
-	for i := range updates {
-		switch updates[i].pid {
-		case killed:
-			dead = &updates[i]
-		case r.pid:
-			next = &updates[i]
-		}
-	}
-	switch {
-	case dead == nil || next == nil || next.started == nil:
-		t.Errorf("svc_updates lacks the killed run's update (pid %d) or the started update of the next deploy (pid %d): %+v", killed, r.pid, updates)
-	case dead.status != "cancelled" || dead.completed == nil:
-		t.Errorf("the killed run's update %s is %s, want cancelled", dead.id, dead.status)
-	case next.started.Before(*dead.completed):
-		t.Errorf("the next deploy's update started at %s, before the dead update was cancelled at %s", next.started, dead.completed)
-	default:
+	if dead, next := svcTakenOver(t, svcUpdates(t, db, "Big"), killed, r.pid); dead != nil {
 		t.Logf("the killed run's update %s was cancelled %s after the kill (taken over by the next create); the next update started %s later",
 			dead.id, dead.completed.Sub(killedAt).Round(time.Millisecond), next.started.Sub(*dead.completed).Round(time.Millisecond))
 	}
@@ -138,4 +121,29 @@ func TestServiceLiveHolderKept(t *testing.T) {
 	t.Logf("%d updates, all succeeded; the waiter's update started %s after the holder's completed", len(updates),
 		second.started.Sub(*first.completed).Round(time.Millisecond))
 	svcCheckBig(t, db, bin, dir, env, srv.URL)
+}
+
+// svcTakenOver finds the update of the killed process and that of the next run among updates and checks
+// that the first was cancelled before the second started; it returns both, or nils after reporting.
+func svcTakenOver(t *testing.T, updates []svcUpdate, killed, nextPID int) (dead, next *svcUpdate) {
+	t.Helper()
+	for i := range updates {
+		switch updates[i].pid {
+		case killed:
+			dead = &updates[i]
+		case nextPID:
+			next = &updates[i]
+		}
+	}
+	switch {
+	case dead == nil || next == nil || next.started == nil:
+		t.Errorf("svc_updates lacks the killed run's update (pid %d) or the started update of the next run (pid %d): %+v", killed, nextPID, updates)
+	case dead.status != "cancelled" || dead.completed == nil:
+		t.Errorf("the killed run's update %s is %s, want cancelled", dead.id, dead.status)
+	case next.started.Before(*dead.completed):
+		t.Errorf("the next run's update started at %s, before the dead update was cancelled at %s", next.started, dead.completed)
+	default:
+		return dead, next
+	}
+	return nil, nil
 }
