@@ -4,14 +4,22 @@ package server
 // Pulumi CLI never calls.
 //
 //   PATCH /api/stacks/{org}/{project}/{stack}/{kind}/{id}/commit   (update token)
-//     cdkxCommitRequest → {"version": N}: a delta checkpoint against an explicit base version, stored
-//     with the cdkx deployment events that came with it, in one transaction.
+//     stateapi.CommitRequest → stateapi.CommitResponse: a delta checkpoint against an explicit base
+//     version whose result must be a valid cdkx document (400 otherwise), stored with the cdkx deployment
+//     events that came with it, in one transaction; only the update bound to the deployment writes its
+//     events (owner.go).
+//   GET   /api/stacks/{org}/{project}/{stack}/export/{version}?checkpoint=true   (API token)
+//     the stack's checkpoint version N (the counter start answers), where export/{version} without the
+//     parameter counts versions as the Pulumi CLI's history does (history.go).
+//   POST  /api/stacks/{org}/{project}/{stack}/update/{id}   with "leaseSeconds": N in the start body
+//     a lease of N seconds (5–300) instead of the server's default (stateapi.StartUpdateRequest).
 //   GET   /api/cdkx/{org}/{project}/locks[?stack=S]                 (API token)
 //     → stateapi.LocksResponse: the active updates, with the cdkx lock holder each was created for.
 //
-// The deployment queue (deployments.go; its bodies are in pkg/stateapi/deployments.go), all with an API token: the caller is the token's name, recorded
-// as createdBy, approvedBy, rejectedBy or abortedBy whatever the body says; claims, heartbeats and the
-// abort of dead waiters use the server's clock (times in bodies are informational). D is a
+// The deployment queue (deployments.go; its bodies are in pkg/stateapi/deployments.go), all with an API
+// token: the caller is the token's name, recorded as createdBy, approvedBy, rejectedBy or abortedBy
+// whatever the body says (claimedBy too: only the claiming token finishes a RUNNING deployment); claims,
+// heartbeats and the abort of dead waiters use the server's clock (times in bodies are informational). D is a
 // pkg/state.Deployment as JSON; lists and most answers leave its snapshot out. Errors are the usual
 // {"code", "message"}; a 409 of the queue adds "queued": {"id", "stack", "position", "ahead": D} (the
 // deployment is not at the head of its stack's queue: state.QueuedError) or "transition": {"id",
