@@ -7,6 +7,7 @@ package e2e
 // update's lease has expired takes it over at once (no human `cdkx cancel`, no waiting for the collector).
 
 import (
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -62,7 +63,7 @@ func TestServiceKilledClientDefaults(t *testing.T) {
 }
 
 // TestServiceLiveHolderKept runs a deploy that lasts more than two of the client's 20 s leases (a front
-// that holds each commit 25 s, longer than a lease) on a server with its defaults, and a second deploy of the same stack
+// that holds each commit 21 s, longer than a lease) on a server with its defaults, and a second deploy of the same stack
 // with --lock-timeout 2m beside it: the first is never taken over (it succeeds, its update succeeded) and
 // the second starts its update only after the first completed.
 func TestServiceLiveHolderKept(t *testing.T) {
@@ -73,13 +74,25 @@ func TestServiceLiveHolderKept(t *testing.T) {
 	slow := svcNewFront(t, srv)
 	slow.setDelay(150 * time.Millisecond)
 	env := svcClientEnv(token)
-	dir, holder := svcStartBigDeploy(t, bin, env, slow.URL, 1, 5)
 	commit := "/commit"
 	slow.delayOnly.Store(&commit)   // lease renewals go through at once: only the work is slow
-	slow.setDelay(25 * time.Second) // longer than the lease: a holder stuck in a slow call is alive while it renews
+	slow.setDelay(21 * time.Second) // longer than the lease: a holder stuck in a slow call is alive while it renews
+	dir := t.TempDir()
+	svcWriteAssembly(t, dir, []string{"Big"}, svcBigResources, "v1")
+	holder := svcStart(t, bin, dir, env, "deploy", "--state", slow.URL, "--concurrency", "1")
+	db := svcConnect(t, dbURL)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		running := slices.ContainsFunc(svcUpdates(t, db, "Big"), func(u svcUpdate) bool { return u.pid == holder.pid() && u.status == "running" })
+		if running {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the holder's update is not running within a minute:\n%s", holder.output())
+		}
+	}
 
 	waiter := svcExec(bin, dir, env, "deploy", "--state", srv.URL, "--lock-timeout", "2m")
-	code, out := holder.wait(2 * time.Minute)
+	code, out := holder.wait(svcProcTimeout)
 	t.Logf("holder (pid %d) exit %d after %s; waiter (pid %d) exit %d after %s", holder.pid(), code,
 		holder.took().Round(time.Millisecond), waiter.pid, waiter.code, waiter.took.Round(time.Millisecond))
 	if code != 0 {
@@ -92,7 +105,6 @@ func TestServiceLiveHolderKept(t *testing.T) {
 		t.Fatalf("the waiting deploy exited %d (%v):\n%s", waiter.code, waiter.err, waiter.output())
 	}
 
-	db := svcConnect(t, dbURL)
 	updates := svcUpdates(t, db, "Big")
 	var first, second *svcUpdate
 	for i := range updates {
