@@ -652,7 +652,7 @@ func TestProviderConcurrency(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cloud := enginetest.NewCloud()
-			cloud.Latency = 5 * time.Millisecond
+			cloud.Latency = 30 * time.Millisecond // long enough that every slot fills on a loaded machine (5 ms once saw 9 of 10)
 			cloud.DefaultConcurrency = tc.declared
 			res, _ := deployWith(t, mkAssembly(values), openBackend(t), engine.NewRegistry(cloud),
 				engine.Options{Concurrency: 10, ProviderConcurrency: tc.config})

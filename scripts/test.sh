@@ -6,7 +6,7 @@
 # exit; CDKX_TEST_POSTGRES_URL points the PostgreSQL backend's tests at the cluster), checks formatting,
 # vet and lint, then runs the unit tests and the end-to-end suite (the real cdkx binary against those
 # servers) with the race detector:
-#   go test -race -count=1 -tags e2e ./...
+#   go test -race -count=1 -timeout 30m -tags e2e ./...
 # then the real Pulumi CLI against cdkx server, in the module e2e/pulumicli (README: Testing with the Pulumi CLI).
 # Without the e2e tag, `go test ./...` runs only the fast offline tests.
 set -euo pipefail
@@ -55,6 +55,6 @@ if ! "$lint" version 2>/dev/null | grep -q "version $GOLANGCI_LINT_VERSION"; the
 fi
 "$lint" run --build-tags e2e ./...
 echo "== go test"
-go test -race -count=1 -tags e2e ./...
+go test -race -count=1 -timeout 30m -tags e2e ./...
 echo "== the Pulumi CLI against cdkx server (e2e/pulumicli; the first run builds the CLI, ~10 min on 2 cores)"
 (cd e2e/pulumicli && go vet -tags e2e ./... && go test -count=1 -tags e2e -timeout 40m ./...)
