@@ -189,10 +189,16 @@ func (f *Fake) usedIPs(id int64) map[string]bool {
 }
 
 // allocIP picks a free private address in a cloud/server subnet of n in zone, or checks the wanted one.
+// Subnets are tried in ascending order of their ranges, not in the order they were added, so that the
+// address does not depend on which of two subnets created at once came first.
 func (f *Fake) allocIP(n *network, zone, want string) (string, error) {
 	used := f.usedIPs(n.ID)
 	var inZone bool
-	for _, s := range n.Subnets {
+	subnets := slices.Clone(n.Subnets)
+	slices.SortFunc(subnets, func(a, b schema.NetworkSubnet) int {
+		return netip.MustParsePrefix(a.IPRange).Addr().Compare(netip.MustParsePrefix(b.IPRange).Addr())
+	})
+	for _, s := range subnets {
 		if s.NetworkZone != zone || s.Type == "vswitch" {
 			continue
 		}
