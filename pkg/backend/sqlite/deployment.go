@@ -112,15 +112,11 @@ func (b *Backend) RequestAbort(ctx context.Context, id, by string, at time.Time)
 		if err != nil {
 			return err
 		}
-		if d.Status != state.StatusRunning {
-			return &state.TransitionError{ID: id, Status: d.Status, To: state.StatusAborted}
-		}
-		if _, err := conn.ExecContext(ctx, sqlschema.SQLRequestAbort, id, by); err != nil {
+		if out, err = sqlschema.ApplyAbortRequest(d, by); err != nil {
 			return err
 		}
-		d.AbortedBy = by
-		out = d
-		return nil
+		_, err = conn.ExecContext(ctx, sqlschema.SQLRequestAbort, id, by)
+		return err
 	})
 	if err != nil {
 		return nil, b.queueError(fmt.Sprintf("request the abort of deployment %s", id), err)

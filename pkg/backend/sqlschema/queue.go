@@ -66,6 +66,16 @@ func CheckTransitionTarget(id string, t state.Transition) error {
 	return fmt.Errorf("update deployment %s: cannot make it %q: only APPROVED, REJECTED or ABORTED (a claim makes it RUNNING, FinishDeployment ends a run)", id, t.To)
 }
 
+// ApplyAbortRequest returns d with by as AbortedBy (what SQLRequestAbort stores), or a
+// *state.TransitionError when d is not RUNNING: only a run can be asked to stop.
+func ApplyAbortRequest(d state.Deployment, by string) (state.Deployment, error) {
+	if d.Status != state.StatusRunning {
+		return d, &state.TransitionError{ID: d.ID, Status: d.Status, To: state.StatusAborted}
+	}
+	d.AbortedBy = by
+	return d, nil
+}
+
 // ApplyTransition returns d after t, or a *state.TransitionError when d is terminal (a terminal
 // deployment never changes) or not in a status of t.From.
 func ApplyTransition(d state.Deployment, t state.Transition) (state.Deployment, error) {
