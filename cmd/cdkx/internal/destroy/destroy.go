@@ -12,6 +12,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
@@ -60,18 +61,14 @@ On a terminal destroy asks for confirmation; elsewhere (CI) it refuses unless --
 	return cmd
 }
 
-func destroyRun(ctx context.Context, opts *Options) (err error) {
+func destroyRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
-	b, err := f.OpenBackend(ctx, cfg.State)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		// Closing writes the last WAL checkpoint; a failure there is worth knowing.
-		if cerr := b.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	return project.WithBackend(ctx, f, cfg, func(b state.Backend) error { return destroyWith(ctx, opts, b) })
+}
+
+// destroyWith runs the destroy on the open backend b.
+func destroyWith(ctx context.Context, opts *Options, b state.Backend) error {
+	f, cfg := opts.F, opts.Config
 	d := operation.Destroy{Env: project.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks,
 		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes,
 		OnSelection: func(sel *planner.Selection) { project.WarnTargeting(f.IO.ErrOut, sel) },

@@ -9,6 +9,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
 // Options are the inputs of one `cdkx refresh`.
@@ -43,21 +44,14 @@ again). It also settles operations an interrupted run left pending. Nothing is c
 	}
 }
 
-func refreshRun(ctx context.Context, opts *Options) (err error) {
+func refreshRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
-	b, err := f.OpenBackend(ctx, cfg.State)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := b.Close(); cerr != nil && err == nil {
-			err = cerr
+	return project.WithBackend(ctx, f, cfg, func(b state.Backend) error {
+		start := f.Now()
+		res, err := operation.Refresh{Env: project.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks}.Run(ctx)
+		if err != nil {
+			return project.RunError(f, cfg, err)
 		}
-	}()
-	start := f.Now()
-	res, err := operation.Refresh{Env: project.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks}.Run(ctx)
-	if err != nil {
-		return project.RunError(f, cfg, err)
-	}
-	return project.Finish(f, cfg, "refresh", res, f.Now().Sub(start), nil)
+		return project.Finish(f, cfg, "refresh", res, f.Now().Sub(start), nil)
+	})
 }
