@@ -69,6 +69,12 @@ func TestDeployFlags(t *testing.T) {
 			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 10, ProviderConcurrency: map[string]int{"rabbitmq": 2}}},
 		{name: "NO_COLOR", env: map[string]string{"NO_COLOR": "1"},
 			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 10, NoColor: true}},
+		{name: "yes", args: []string{"--yes", "--require-approval", "any"},
+			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 10, Yes: true, RequireApproval: cli.ApprovalAny}},
+		{name: "auto-approve", args: []string{"--auto-approve"},
+			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 10, Yes: true}},
+		{name: "approval from the environment", env: map[string]string{"CDKX_REQUIRE_APPROVAL": "Never", "CDKX_YES": "true"},
+			want: cli.Config{App: "out/assembly", State: ".cdkx/state.db", Concurrency: 10, Yes: true, RequireApproval: cli.ApprovalNever}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,6 +88,9 @@ func TestDeployFlags(t *testing.T) {
 			root.SetArgs(append([]string{"deploy"}, tt.args...))
 			if err := root.Execute(); err != nil {
 				t.Fatalf("Execute: %v", err)
+			}
+			if tt.want.RequireApproval == "" {
+				tt.want.RequireApproval = cli.ApprovalDestructive
 			}
 			if diff := cmp.Diff(tt.want, *got.Config); diff != "" {
 				t.Errorf("config (-want +got):\n%s", diff)
@@ -105,6 +114,53 @@ func TestDeployRejectsBadConcurrency(t *testing.T) {
 	err := root.Execute()
 	if err == nil || err.Error() != "--concurrency must be at least 1, got 0" {
 		t.Errorf("Execute() = %v, want the concurrency error", err)
+	}
+}
+
+// TestRequireApproval: cdkx.json's "requireApproval" is the default of --require-approval, and a value
+// outside never|destructive|any names its source and the accepted values.
+func TestRequireApproval(t *testing.T) {
+	tests := []struct {
+		name, file string
+		args       []string
+		want       cli.Approval
+		wantErr    string
+	}{
+		{name: "default", want: cli.ApprovalDestructive},
+		{name: "cdkx.json", file: `{"requireApproval": "any"}`, want: cli.ApprovalAny},
+		{name: "flag beats cdkx.json", file: `{"requireApproval": "any"}`, args: []string{"--require-approval", "never"}, want: cli.ApprovalNever},
+		{name: "bad flag", args: []string{"--require-approval", "broadening"},
+			wantErr: `invalid value "broadening" for --require-approval: want never, destructive or any`},
+		{name: "bad cdkx.json", file: `{"requireApproval": "always"}`,
+			wantErr: `invalid value "always" for requireApproval in cdkx.json: want never, destructive or any`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			if tt.file != "" {
+				if err := os.WriteFile("cdkx.json", []byte(tt.file), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: os.Getenv}
+			var got *deploy.Options
+			root := cli.NewRootCmd("test")
+			root.AddCommand(deploy.NewCmdDeploy(f, func(_ context.Context, o *deploy.Options) error { got = o; return nil }))
+			root.SetArgs(append([]string{"deploy"}, tt.args...))
+			err := root.Execute()
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("Execute() = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Execute: %v", err)
+			}
+			if got.Config.RequireApproval != tt.want {
+				t.Errorf("RequireApproval = %q, want %q", got.Config.RequireApproval, tt.want)
+			}
+		})
 	}
 }
 

@@ -40,6 +40,44 @@ type Config struct {
 	RequireSecondPerson bool
 	// Passphrase seals and opens the sensitive values of deployment snapshots (CDKX_SECRETS_PASSPHRASE).
 	Passphrase string
+	// RequireApproval says which plans ask for a confirmation before they run (--require-approval,
+	// CDKX_REQUIRE_APPROVAL, cdkx.json's "requireApproval"; default ApprovalDestructive).
+	RequireApproval Approval
+	// Yes answers every confirmation with yes (--yes, alias --auto-approve; CDKX_YES).
+	Yes bool
+	// ShowUnchanged lists unchanged resources in the event view instead of only counting them
+	// (--show-unchanged, CDKX_SHOW_UNCHANGED).
+	ShowUnchanged bool
+}
+
+// Approval is a --require-approval level: which plans need a "yes" before they run.
+type Approval string
+
+// The approval levels, as the CDK's --require-approval names them.
+const (
+	// ApprovalNever runs every plan without asking.
+	ApprovalNever Approval = "never"
+	// ApprovalDestructive asks before a plan that replaces or deletes a resource (the default).
+	ApprovalDestructive Approval = "destructive"
+	// ApprovalAny asks before a plan that changes anything.
+	ApprovalAny Approval = "any"
+)
+
+// parseApproval returns the level named s; the error names the flag and the accepted values.
+func parseApproval(s, source string) (Approval, error) {
+	switch a := Approval(strings.ToLower(strings.TrimSpace(s))); a {
+	case ApprovalNever, ApprovalDestructive, ApprovalAny:
+		return a, nil
+	}
+	return "", fmt.Errorf("invalid value %q for %s: want never, destructive or any", s, source)
+}
+
+// AddApprovalFlags declares --require-approval, --yes and its alias --auto-approve on a command that
+// changes resources (deploy, destroy).
+func AddApprovalFlags(fs *pflag.FlagSet) {
+	fs.String("require-approval", "", "which plans ask before they run: never, destructive (replacements and deletions; the default) or any")
+	fs.BoolP("yes", "y", false, "answer yes to the confirmation: run without asking")
+	fs.Bool("auto-approve", false, "the same as --yes (Terraform's name)")
 }
 
 // DefaultStatePath is the embedded SQLite state file, relative to the working directory.
@@ -91,6 +129,17 @@ func LoadConfig(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) 
 	c.ProviderConcurrency = file.Concurrency
 	c.RequireSecondPerson = file.Approval.RequireSecondPerson
 	c.Passphrase = getenv("CDKX_SECRETS_PASSPHRASE")
+	c.Yes = v.GetBool("yes") || v.GetBool("auto-approve")
+	c.ShowUnchanged = v.GetBool("show-unchanged")
+	c.RequireApproval = ApprovalDestructive
+	if level, source := v.GetString("require-approval"), "--require-approval"; level != "" || file.RequireApproval != "" {
+		if level == "" {
+			level, source = file.RequireApproval, "requireApproval in cdkx.json"
+		}
+		if c.RequireApproval, err = parseApproval(level, source); err != nil {
+			return nil, err
+		}
+	}
 	for _, kv := range environ() {
 		name, value, _ := strings.Cut(kv, "=")
 		provider, ok := strings.CutPrefix(name, "CDKX_CONCURRENCY_")
@@ -113,11 +162,13 @@ func LoadConfig(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) 
 var environ = os.Environ
 
 // cdkxJSON is what cdkx reads of cdkx.json: {"app": "<command>", "output": "<dir>",
-// "concurrency": {"<provider>": N}, "approval": {"requireSecondPerson": bool}}.
+// "concurrency": {"<provider>": N}, "requireApproval": "never|destructive|any",
+// "approval": {"requireSecondPerson": bool}}.
 type cdkxJSON struct {
-	Output      string         `json:"output"`
-	Concurrency map[string]int `json:"concurrency"`
-	Approval    struct {
+	Output          string         `json:"output"`
+	RequireApproval string         `json:"requireApproval"`
+	Concurrency     map[string]int `json:"concurrency"`
+	Approval        struct {
 		RequireSecondPerson bool `json:"requireSecondPerson"`
 	} `json:"approval"`
 }

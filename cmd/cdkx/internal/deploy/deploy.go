@@ -80,6 +80,8 @@ interrupted or aborted.`,
 	cmd.Flags().BoolVar(&opts.NoWait, "no-wait", false, "only queue the deployments (PENDING) for cdkx agent, print them and exit")
 	cmd.Flags().BoolVar(&opts.Propose, "propose", false, "record the deployments as proposals (PROPOSED) with their plan, print them and exit")
 	cmd.Flags().StringVar(&opts.Message, "message", "", "what the proposal is for (with --propose)")
+	cli.AddApprovalFlags(cmd.Flags())
+	cmd.Flags().Bool("show-unchanged", false, "list unchanged resources in the event view (they are only counted otherwise)")
 	cmd.MarkFlagsMutuallyExclusive("no-wait", "propose")
 	return cmd
 }

@@ -58,6 +58,7 @@ On a terminal destroy asks for confirmation; elsewhere (CI) it refuses unless --
 	}
 	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "do not ask for confirmation")
 	opts.Target.Register(cmd.Flags(), true)
+	cli.AddApprovalFlags(cmd.Flags())
 	return cmd
 }
 
