@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/agent"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cancel"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
@@ -42,7 +44,20 @@ func main() {
 
 func run(ctx context.Context) int {
 	f := cli.New(Version)
-	root := cli.NewRootCmd(Version)
+	root := newRoot(f)
+	err := root.ExecuteContext(ctx)
+	if err != nil && !errors.Is(err, cli.ErrSilent) {
+		var ee *cli.ExitError
+		if !errors.As(err, &ee) || ee.Err != nil {
+			fmt.Fprintln(f.IO.ErrOut, "error: "+err.Error())
+		}
+	}
+	return cli.ExitCode(err)
+}
+
+// newRoot returns the cdkx command with every subcommand, on the factory f.
+func newRoot(f *cli.Factory) *cobra.Command {
+	root := cli.NewRootCmd(f.Version)
 	root.AddCommand(
 		cancel.NewCmdCancel(f, nil),
 		deploy.NewCmdDeploy(f, nil),
@@ -60,12 +75,5 @@ func run(ctx context.Context) int {
 		unlock.NewCmdUnlock(f, nil),
 		version.NewCmdVersion(f),
 	)
-	err := root.ExecuteContext(ctx)
-	if err != nil && !errors.Is(err, cli.ErrSilent) {
-		var ee *cli.ExitError
-		if !errors.As(err, &ee) || ee.Err != nil {
-			fmt.Fprintln(f.IO.ErrOut, "error: "+err.Error())
-		}
-	}
-	return cli.ExitCode(err)
+	return root
 }

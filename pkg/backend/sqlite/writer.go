@@ -16,6 +16,8 @@ type writer struct {
 	mu    sync.Mutex
 	conn  *sql.Conn
 	stmts statements
+	// refuse, when set, is what every use returns instead of writing: the backend is read-only.
+	refuse error
 }
 
 // statements are prepared once on the write connection. Placeholders are $N, which SQLite and PostgreSQL
@@ -104,6 +106,9 @@ func (w *writer) close() error {
 func (w *writer) do(f func(conn *sql.Conn) error) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.refuse != nil {
+		return w.refuse
+	}
 	if w.conn == nil {
 		return errClosed
 	}

@@ -32,6 +32,10 @@ type Factory struct {
 	// OpenBackend opens the state backend at location: an http:// or https:// state service, a
 	// postgres:// or postgresql:// URL, else a SQLite path.
 	OpenBackend func(ctx context.Context, location string) (state.Backend, error)
+	// OpenBackendReadOnly opens the state backend at location for a command that only reads: a SQLite
+	// path is opened without creating anything (a missing file is an empty state) and refuses writes;
+	// other locations open as with OpenBackend. Nil: OpenBackend (see OpenReadOnly).
+	OpenBackendReadOnly func(ctx context.Context, location string) (state.Backend, error)
 	// Providers returns every provider cdkx knows, each configured on first use.
 	Providers func() *engine.Registry
 	// Ticker returns the channel that drives "still creating…" lines (every 10 s in the CLI).
@@ -58,12 +62,31 @@ func New(version string) *Factory {
 		}
 		return b, nil
 	}
+	f.OpenBackendReadOnly = func(ctx context.Context, location string) (state.Backend, error) {
+		if isServiceURL(location) || isPostgresURL(location) {
+			return f.OpenBackend(ctx, location)
+		}
+		b, err := sqlite.OpenReadOnly(ctx, location)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
 	f.Providers = sync.OnceValue(func() *engine.Registry { return DefaultProviders(f.Getenv) })
 	f.Ticker = func() (<-chan time.Time, func()) {
 		t := time.NewTicker(10 * time.Second)
 		return t.C, t.Stop
 	}
 	return f
+}
+
+// OpenReadOnly opens the state backend at location for reading only, through OpenBackendReadOnly, or
+// OpenBackend when that is nil (a test's factory).
+func (f *Factory) OpenReadOnly(ctx context.Context, location string) (state.Backend, error) {
+	if f.OpenBackendReadOnly != nil {
+		return f.OpenBackendReadOnly(ctx, location)
+	}
+	return f.OpenBackend(ctx, location)
 }
 
 // isServiceURL reports whether the state location is a state service (http:// or https://).

@@ -38,6 +38,21 @@ func with(cmd *cobra.Command, f *cli.Factory, do func(ctx context.Context, s *se
 	})
 }
 
+// withReadOnly is with for a subcommand that only reads: the backend is opened read-only, so that a
+// folder without state stays without (cli.Factory.OpenReadOnly).
+func withReadOnly(cmd *cobra.Command, f *cli.Factory, do func(ctx context.Context, s *session) error) error {
+	cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+	if err != nil {
+		return err
+	}
+	b, err := f.OpenReadOnly(cmd.Context(), cfg.State)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.Close() }() // read only: nothing to lose
+	return do(cmd.Context(), &session{f: f, cfg: cfg, b: b})
+}
+
 // NewCmdDeployments returns the deployments command and its subcommands.
 func NewCmdDeployments(f *cli.Factory) *cobra.Command {
 	cmd := &cobra.Command{
@@ -80,7 +95,7 @@ JSON array of the records (as "deployments show --json" prints them, without eve
 					filter.Statuses = append(filter.Statuses, state.DeploymentStatus(s))
 				}
 			}
-			return with(cmd, f, func(ctx context.Context, s *session) error {
+			return withReadOnly(cmd, f, func(ctx context.Context, s *session) error {
 				ds, err := s.b.ListDeployments(ctx, filter)
 				if err != nil {
 					return err
@@ -111,7 +126,7 @@ func newCmdShow(f *cli.Factory) *cobra.Command {
 		Example: "  cdkx deployments show 6f1c…\n  cdkx deployments show 6f1c… --json | jq .status",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(cmd, f, func(ctx context.Context, s *session) error {
+			return withReadOnly(cmd, f, func(ctx context.Context, s *session) error {
 				d, err := get(ctx, s.b, args[0])
 				if err != nil {
 					return err
@@ -330,7 +345,7 @@ CDKX_SECRETS_PASSPHRASE opens them. With --json: {"changes": [{"resource", "path
 		Example: "  cdkx deployments compare 6f1c… 9a2b…\n  cdkx deployments compare 6f1c… 9a2b… --json",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(cmd, f, func(ctx context.Context, s *session) error {
+			return withReadOnly(cmd, f, func(ctx context.Context, s *session) error {
 				a, err := get(ctx, s.b, args[0])
 				if err != nil {
 					return err

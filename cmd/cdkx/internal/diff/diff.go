@@ -72,11 +72,15 @@ func diffRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	b, err := f.OpenBackend(ctx, cfg.State)
+	open := f.OpenReadOnly // a diff creates no state file
+	if opts.Record {
+		open = f.OpenBackend
+	}
+	b, err := open(ctx, cfg.State)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = b.Close() }() // read only: nothing to lose
+	defer func() { _ = b.Close() }() // read only, or a recorded plan that is committed: nothing to lose
 	st, err := operation.LoadState(ctx, b, l.Assembly, stacks)
 	if err != nil {
 		return err

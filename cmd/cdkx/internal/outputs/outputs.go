@@ -45,7 +45,7 @@ func NewCmdOutputs(f *cli.Factory, runF func(context.Context, *Options) error) *
 }
 
 func outputsRun(ctx context.Context, opts *Options) error {
-	b, err := opts.F.OpenBackend(ctx, opts.Config.State)
+	b, err := opts.F.OpenReadOnly(ctx, opts.Config.State)
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func ToExport(st *state.Stack) Export {
 }
 
 func exportRun(ctx context.Context, opts *ExportOptions) error {
-	b, err := opts.F.OpenBackend(ctx, opts.Config.State)
+	b, err := opts.F.OpenReadOnly(ctx, opts.Config.State)
 	if err != nil {
 		return err
 	}
