@@ -58,14 +58,16 @@ func SelectStacks(a *assembly.Assembly, names []string, exclusively bool) ([]str
 	}
 	for _, n := range names {
 		if a.Stack(n) == nil {
-			return nil, fmt.Errorf("no stack %q in the assembly%s (stacks: %s)", n, suggest(n, order), strings.Join(order, ", "))
+			return nil, fmt.Errorf("no stack %q in the assembly%s (stacks: %s)", n, Suggest(n, order), strings.Join(order, ", "))
 		}
 		add(n)
 	}
 	return slices.DeleteFunc(order, func(s string) bool { return !want[s] }), nil
 }
 
-func suggest(name string, options []string) string {
+// Suggest returns `; did you mean "X"?` for the option nearest to name by edit distance (case-insensitive,
+// within max(3, len(name)/3) edits), or "" when none is that close.
+func Suggest(name string, options []string) string {
 	best, bestD := "", 1<<30
 	for _, o := range options {
 		if d := levenshtein.Distance(strings.ToLower(name), strings.ToLower(o), nil); d < bestD {
