@@ -38,6 +38,10 @@ type Deploy struct {
 	NoRollback bool
 	// OnPlan, when set, receives the plan and its diagnostics (warnings) before it is applied.
 	OnPlan func(*planner.Plan, diag.Diagnostics)
+	// Confirm, when set, is asked after OnPlan whether to run the plan: before anything is recorded or
+	// any provider is called, and again should the plan change after waiting in the queue (another run
+	// changed the stacks meanwhile). false ends the run with ErrCancelled, an error ends it with that error.
+	Confirm func(*planner.Plan) (bool, error)
 	// Files are the assembly's files for the deployments' snapshot (Record.Files).
 	Files map[string][]byte
 	// Passphrase seals sensitive values in the snapshot (CDKX_SECRETS_PASSPHRASE); without one they are
@@ -53,7 +57,7 @@ type Deploy struct {
 func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
 	ds, plan, err := Record{Env: d.Env, Assembly: d.Assembly, Graph: d.Graph, Selection: d.Selection, Files: d.Files,
 		Status: state.StatusPending, Kind: state.KindDeploy, Refresh: d.Refresh, NoRollback: d.NoRollback,
-		Passphrase: d.Passphrase, RunHere: true, OnPlan: d.OnPlan}.Run(ctx)
+		Passphrase: d.Passphrase, RunHere: true, OnPlan: d.OnPlan, Confirm: d.Confirm}.Run(ctx)
 	if err != nil {
 		return nil, plan, err
 	}
@@ -66,7 +70,7 @@ func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) 
 	}
 	defer sess.detach()
 	x := execution{Env: d.Env, sess: sess, assembly: d.Assembly, graph: d.Graph, sel: d.Selection, refresh: d.Refresh,
-		noRollback: d.NoRollback, prior: plan, onPlan: d.OnPlan}
+		noRollback: d.NoRollback, prior: plan, onPlan: d.OnPlan, confirm: d.Confirm}
 	res, replanned, err := x.run()
 	if replanned != nil {
 		plan = replanned
@@ -134,15 +138,21 @@ type Destroy struct {
 	Env
 	Stacks            []string
 	Targets, Excludes []string
-	// Confirm, when set, is asked before anything is locked or deleted, with how many resources in which
-	// stacks would be deleted; false ends the run with ErrCancelled.
-	Confirm func(resources int, stacks []string) (bool, error)
+	// Confirm, when set, is asked before anything is locked or deleted, with the resources that would be
+	// deleted (stack by stack in destroy order, by logical ID within a stack) and the stacks they are
+	// in; false ends the run with ErrCancelled.
+	Confirm func(deletions []Deletion, stacks []string) (bool, error)
 	// OnSelection, when set, receives the --target/--exclude selection (nil without them).
 	OnSelection func(*planner.Selection)
 }
 
-// ErrCancelled is returned by Destroy when Confirm said no.
-var ErrCancelled = errors.New("destroy cancelled; nothing was deleted")
+// Deletion is one resource a destroy would delete, as state records it.
+type Deletion struct {
+	Stack, LogicalID, Type, PhysicalID string
+}
+
+// ErrCancelled is returned (wrapped, with what was left alone) by Deploy and Destroy when Confirm said no.
+var ErrCancelled = errors.New("cancelled")
 
 // Run returns the destroy's result. Errors: ErrNothing (wrapped, with the reason) when nothing is
 // recorded or selected, ErrCancelled, *state.LockedError, *SettleError, or a provider's configuration
@@ -160,14 +170,14 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 		return nil, fmt.Errorf("%w: no stack has resources in state", ErrNothing)
 	}
 	targeting := len(d.Targets)+len(d.Excludes) > 0
-	count, covered := 0, names
+	var sel *planner.Selection
+	covered := names
 	if targeting {
 		picked := make([]*state.Stack, len(names))
 		for i, n := range names {
 			picked[i] = all[n]
 		}
-		sel, err := planner.SelectDestroy(picked, d.Targets, d.Excludes)
-		if err != nil {
+		if sel, err = planner.SelectDestroy(picked, d.Targets, d.Excludes); err != nil {
 			return nil, err
 		}
 		if d.OnSelection != nil {
@@ -176,19 +186,23 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 		if sel.Len() == 0 {
 			return nil, fmt.Errorf("%w: --target and --exclude select no resource", ErrNothing)
 		}
-		count, covered = sel.Len(), slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !sel.Covers(s) })
-	} else {
-		for _, n := range names {
-			count += len(all[n].Resources)
-		}
+		covered = slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !sel.Covers(s) })
 	}
 	if d.Confirm != nil {
-		ok, err := d.Confirm(count, covered)
+		var deletions []Deletion
+		for _, n := range covered {
+			for _, r := range all[n].SortedResources() {
+				if sel.Contains(n, r.LogicalID) {
+					deletions = append(deletions, Deletion{Stack: n, LogicalID: r.LogicalID, Type: r.Type, PhysicalID: r.PhysicalID})
+				}
+			}
+		}
+		ok, err := d.Confirm(deletions, covered)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return nil, ErrCancelled
+			return nil, fmt.Errorf("destroy %w; nothing was deleted", ErrCancelled)
 		}
 	}
 	return d.queued(ctx, state.KindDestroy, names, all, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {

@@ -163,10 +163,13 @@ type Record struct {
 	RunHere    bool
 	// OnPlan, when set, receives the plan and its diagnostics (warnings).
 	OnPlan func(*planner.Plan, diag.Diagnostics)
+	// Confirm, when set, is asked after OnPlan whether to record the plan; false ends the run with
+	// ErrCancelled (wrapped) and nothing recorded.
+	Confirm func(*planner.Plan) (bool, error)
 }
 
 // Run returns the recorded deployments (in Stacks order) and the plan. Errors: *PlanError, ErrNoPassphrase
-// (wrapped), or a state error.
+// (wrapped), ErrCancelled (wrapped), Confirm's error, or a state error.
 func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, error) {
 	st, err := LoadState(ctx, r.Backend, r.Assembly, r.Stacks)
 	if err != nil {
@@ -178,6 +181,9 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 	}
 	if plan == nil {
 		return nil, nil, &PlanError{Diagnostics: ds}
+	}
+	if err := confirmPlan(r.Confirm, plan); err != nil {
+		return nil, plan, err
 	}
 	var data []byte
 	var hash string
@@ -210,6 +216,21 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 	return out, plan, nil
 }
 
+// confirmPlan asks confirm, when set, whether to run plan: a "no" is ErrCancelled, wrapped.
+func confirmPlan(confirm func(*planner.Plan) (bool, error), plan *planner.Plan) error {
+	if confirm == nil {
+		return nil
+	}
+	ok, err := confirm(plan)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("deploy %w; nothing was changed", ErrCancelled)
+	}
+	return nil
+}
+
 // execution is one run of recorded deployments under the stacks' locks, after their claim.
 type execution struct {
 	Env
@@ -225,6 +246,8 @@ type execution struct {
 	approved map[string]*state.Plan
 	replan   bool
 	onPlan   func(*planner.Plan, diag.Diagnostics)
+	// confirm is asked again when the plan had to be made anew under the lock.
+	confirm func(*planner.Plan) (bool, error)
 	// planOnly records the plan (diff --record) without applying it.
 	planOnly bool
 }
@@ -268,6 +291,9 @@ func (x execution) apply(ctx context.Context) (*engine.Result, *planner.Plan, er
 		}
 		if plan == nil {
 			return nil, nil, &PlanError{Diagnostics: ds}
+		}
+		if err := confirmPlan(x.confirm, plan); err != nil {
+			return nil, plan, err
 		}
 	}
 	if len(x.approved) > 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/planner"
 )
 
 // view records what a run showed.
@@ -255,14 +256,66 @@ func TestDestroyConfirm(t *testing.T) {
 	}
 	fx.deploy(t, assemblyOf(3))
 	var asked []string
-	_, err := operation.Destroy{Env: fx.env, Confirm: func(n int, stacks []string) (bool, error) {
-		asked = append(asked, fmt.Sprint(n, stacks))
+	_, err := operation.Destroy{Env: fx.env, Confirm: func(deletions []operation.Deletion, stacks []string) (bool, error) {
+		for _, d := range deletions {
+			asked = append(asked, d.Stack+"/"+d.LogicalID+" "+d.Type)
+		}
+		asked = append(asked, fmt.Sprint(stacks))
 		return false, nil
 	}}.Run(ctx)
 	if !errors.Is(err, operation.ErrCancelled) || len(fx.cloud.Objects()) != 3 {
 		t.Errorf("refused destroy = %v with %d objects left, want ErrCancelled and 3", err, len(fx.cloud.Objects()))
 	}
-	if diff := cmp.Diff([]string{"3 [S]"}, asked); diff != "" {
+	if diff := cmp.Diff([]string{"S/R00 " + enginetest.CloudType, "S/R01 " + enginetest.CloudType, "S/R02 " + enginetest.CloudType, "[S]"}, asked); diff != "" {
 		t.Errorf("Confirm asked (-want +got):\n%s", diff)
+	}
+}
+
+// TestDeployConfirm: Confirm sees the plan before anything is recorded; a "no" calls no provider and
+// records no deployment, an error from Confirm is the run's error, a "yes" deploys.
+func TestDeployConfirm(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFixture(t, 0)
+	fx.deploy(t, assemblyOf(3))
+	calls := fx.cloud.Calls()
+	before, err := fx.env.Backend.ListDeployments(ctx, state.DeploymentFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smaller := assemblyOf(2) // R02 is deleted
+	sel := operation.Selection{Stacks: []string{"S"}}
+	var deletes []string
+	refuse := func(p *planner.Plan) (bool, error) {
+		for _, s := range p.Deletes {
+			deletes = append(deletes, s.LogicalID)
+		}
+		return false, nil
+	}
+	_, _, err = operation.Deploy{Env: fx.env, Assembly: smaller, Selection: sel, Confirm: refuse}.Run(ctx)
+	if !errors.Is(err, operation.ErrCancelled) {
+		t.Fatalf("refused deploy = %v, want ErrCancelled", err)
+	}
+	after, err := fx.env.Backend.ListDeployments(ctx, state.DeploymentFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fx.cloud.Calls() != calls || len(fx.cloud.Objects()) != 3 || len(after) != len(before) {
+		t.Errorf("after a refusal: %d provider calls, %d objects, %d deployments; want %d, 3, %d",
+			fx.cloud.Calls(), len(fx.cloud.Objects()), len(after), calls, len(before))
+	}
+	if diff := cmp.Diff([]string{"R02"}, deletes); diff != "" {
+		t.Errorf("Confirm saw deletions (-want +got):\n%s", diff)
+	}
+	boom := errors.New("no terminal")
+	_, _, err = operation.Deploy{Env: fx.env, Assembly: smaller, Selection: sel,
+		Confirm: func(*planner.Plan) (bool, error) { return false, boom }}.Run(ctx)
+	if !errors.Is(err, boom) {
+		t.Errorf("deploy whose Confirm failed = %v, want %v", err, boom)
+	}
+	_, _, err = operation.Deploy{Env: fx.env, Assembly: smaller, Selection: sel,
+		Confirm: func(*planner.Plan) (bool, error) { return true, nil }}.Run(ctx)
+	if err != nil || len(fx.cloud.Objects()) != 2 {
+		t.Errorf("approved deploy = %v with %d objects, want nil and 2", err, len(fx.cloud.Objects()))
 	}
 }

@@ -72,10 +72,16 @@ func parseApproval(s, source string) (Approval, error) {
 	return "", fmt.Errorf("invalid value %q for %s: want never, destructive or any", s, source)
 }
 
-// AddApprovalFlags declares --require-approval, --yes and its alias --auto-approve on a command that
-// changes resources (deploy, destroy).
+// AddApprovalFlags declares --require-approval and AddYesFlags's flags on a command that runs a plan
+// (deploy).
 func AddApprovalFlags(fs *pflag.FlagSet) {
 	fs.String("require-approval", "", "which plans ask before they run: never, destructive (replacements and deletions; the default) or any")
+	AddYesFlags(fs)
+}
+
+// AddYesFlags declares --yes (-y) and its alias --auto-approve on a command that asks before it changes
+// resources (deploy, destroy).
+func AddYesFlags(fs *pflag.FlagSet) {
 	fs.BoolP("yes", "y", false, "answer yes to the confirmation: run without asking")
 	fs.Bool("auto-approve", false, "the same as --yes (Terraform's name)")
 }

@@ -50,6 +50,12 @@ ID leaves that resource and everything that depends on it alone, and wins over -
 left out get no provider call and no state change; resources gone from the assembly are deleted only
 when selected; a stack covered only partly keeps its recorded outputs.
 
+Before a plan that replaces or deletes a resource runs (--require-approval destructive, the default;
+"any" asks before any change, "never" never asks; also "requireApproval" in cdkx.json), deploy shows
+the plan as diff does and asks "Do you want to perform these actions? (y/N)": only y or yes goes on,
+and Ctrl-C at the question exits 130 at once. Without a terminal, or with CI set, such a run exits 1
+before any provider call unless --yes (--auto-approve) is given.
+
 Each run is a deployment record per stack (cdkx deployments list). A deploy queues its deployments
 behind the stack's running and queued ones and runs them here when their turn comes, waiting up to
 --lock-timeout. --no-wait only queues them, for "cdkx agent"; --propose records them as proposals
@@ -112,12 +118,16 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 		if opts.Propose {
 			status = state.StatusProposed
 		}
-		ds, _, err := operation.Record{Env: env, Assembly: l.Assembly, Graph: l.Graph, Files: l.Files, Selection: opts.Selection(stacks),
+		rec := operation.Record{Env: env, Assembly: l.Assembly, Graph: l.Graph, Files: l.Files, Selection: opts.Selection(stacks),
 			Status: status, Kind: state.KindDeploy, Message: opts.Message, Refresh: opts.Refresh, NoRollback: opts.NoRollback,
 			Passphrase: cfg.Passphrase,
 			OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
 				project.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was recorded")
-			}}.Run(ctx)
+			}}
+		if opts.NoWait { // it runs unattended later: approve it now; a proposal is approved by someone else
+			rec.Confirm = project.ApprovePlan(ctx, f, cfg)
+		}
+		ds, _, err := rec.Run(ctx)
 		if err != nil {
 			return project.RunError(f, cfg, err)
 		}
@@ -128,7 +138,8 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 		Selection: opts.Selection(stacks), Refresh: opts.Refresh, NoRollback: opts.NoRollback,
 		OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
 			project.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was deployed")
-		}}
+		},
+		Confirm: project.ApprovePlan(ctx, f, cfg)}
 	res, plan, err := d.Run(ctx)
 	if err != nil {
 		return project.RunError(f, cfg, err)

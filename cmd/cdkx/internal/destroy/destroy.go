@@ -2,10 +2,7 @@
 package destroy
 
 import (
-	"bufio"
-	"context"
-	"fmt"
-	"strings"
+		"context"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +40,9 @@ that resource and everything that depends on it (by state's recorded dependencie
 stack that depends on another stack counts as depending on all of it). --exclude ID keeps that
 resource and everything it depends on, and wins over --target.
 
-On a terminal destroy asks for confirmation; elsewhere (CI) it refuses unless --force is given.`,
+On a terminal destroy lists what it will delete and asks "Do you want to perform these actions?
+(y/N)"; only y or yes goes on, and Ctrl-C at the question exits 130 at once. Without a terminal, or
+with CI set, it refuses (exit 1, nothing deleted) unless --force or --yes is given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {
@@ -56,9 +55,9 @@ On a terminal destroy asks for confirmation; elsewhere (CI) it refuses unless --
 			return destroyRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "do not ask for confirmation")
+	cmd.Flags().BoolVarP(&opts.Force, "force", "f", false, "do not ask for confirmation (the same as --yes)")
 	opts.Target.Register(cmd.Flags(), true)
-	cli.AddApprovalFlags(cmd.Flags())
+	cli.AddYesFlags(cmd.Flags())
 	return cmd
 }
 
@@ -73,31 +72,11 @@ func destroyWith(ctx context.Context, opts *Options, b state.Backend) error {
 	d := operation.Destroy{Env: project.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks,
 		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes,
 		OnSelection: func(sel *planner.Selection) { project.WarnTargeting(f.IO.ErrOut, sel) },
-		Confirm: func(n int, stacks []string) (bool, error) {
-			if opts.Force {
-				return true, nil
-			}
-			if !f.IO.Interactive() {
-				return false, fmt.Errorf("refusing to destroy %s without confirmation: not running on a terminal; pass --force to destroy", strings.Join(stacks, ", "))
-			}
-			return confirm(f, n, stacks)
-		}}
+		Confirm: project.ApproveDestroy(ctx, f, cfg, opts.Force)}
 	start := f.Now()
 	res, err := d.Run(ctx)
 	if err != nil {
 		return project.RunError(f, cfg, err)
 	}
 	return project.Finish(f, cfg, "destroy", res, f.Now().Sub(start), nil)
-}
-
-// confirm asks, on the terminal, whether to delete n resources in stacks.
-func confirm(f *cli.Factory, n int, stacks []string) (bool, error) {
-	fmt.Fprintf(f.IO.ErrOut, "This deletes %d resource(s) in %s, at their providers and in state.\nAre you sure? (y/N) ",
-		n, strings.Join(stacks, ", "))
-	line, err := bufio.NewReader(f.IO.In).ReadString('\n')
-	if err != nil && line == "" {
-		return false, nil
-	}
-	ans := strings.ToLower(strings.TrimSpace(line))
-	return ans == "y" || ans == "yes", nil
 }

@@ -55,7 +55,8 @@ func Finish(f *cli.Factory, cfg *cli.Config, command string, res *engine.Result,
 
 // RunError turns what an operation returned into what the command ends with: a locked stack says what to
 // do (exit 3), a plan with errors exits 1 (its diagnostics were printed), an unsettled pending operation
-// shows what failed (exit 4), "nothing to do" and a cancelled confirmation print why and succeed.
+// shows what failed (exit 4), "nothing to do" prints why and succeeds, a confirmation answered no prints
+// that nothing changed and exits 1.
 func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
 	var le *state.LockedError
 	var pe *operation.PlanError
@@ -72,10 +73,14 @@ func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
 	case errors.As(err, &se):
 		Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: "refresh", Result: se.Result})
 		return &cli.ExitError{Code: cli.ExitFailed, Err: se}
-	case errors.Is(err, operation.ErrNothing), errors.Is(err, operation.ErrCancelled):
+	case errors.Is(err, operation.ErrNothing):
 		msg := err.Error()
 		fmt.Fprintln(f.IO.ErrOut, strings.ToUpper(msg[:1])+msg[1:]+".")
 		return nil
+	case errors.Is(err, operation.ErrCancelled):
+		msg := err.Error()
+		fmt.Fprintln(f.IO.ErrOut, strings.ToUpper(msg[:1])+msg[1:]+".")
+		return &cli.ExitError{Code: cli.ExitErr}
 	}
 	return err
 }

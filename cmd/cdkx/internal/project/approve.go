@@ -1,0 +1,75 @@
+package project
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/planner"
+)
+
+// NeedsApproval reports whether plan needs a "yes" at level: never never, destructive when it replaces or
+// deletes a resource, any when it creates, updates, replaces or deletes one. It also returns what needs
+// it, e.g. "replaces 1 and deletes 2 resource(s)".
+func NeedsApproval(level cli.Approval, plan *planner.Plan) (bool, string) {
+	c, u, r, d := plan.Counts()
+	var what []string
+	add := func(n int, verb string) {
+		if n > 0 {
+			what = append(what, fmt.Sprintf("%s %d", verb, n))
+		}
+	}
+	switch level {
+	case cli.ApprovalNever:
+		return false, ""
+	case cli.ApprovalAny:
+		add(c, "creates")
+		add(u, "updates")
+	}
+	add(r, "replaces")
+	add(d, "deletes")
+	if len(what) == 0 {
+		return false, ""
+	}
+	return true, strings.Join(what, ", ") + " resource(s)"
+}
+
+// ApprovePlan returns the Confirm of a deploy (operation.Deploy.Confirm): with --yes, or when the plan does
+// not need approval at --require-approval's level, yes; on a terminal, the plan as diff shows it on
+// stderr and the question; elsewhere an error that says to review the plan with diff and pass --yes.
+func ApprovePlan(ctx context.Context, f *cli.Factory, cfg *cli.Config) func(*planner.Plan) (bool, error) {
+	return func(plan *planner.Plan) (bool, error) {
+		need, what := NeedsApproval(cfg.RequireApproval, plan)
+		if cfg.Yes || !need {
+			return true, nil
+		}
+		if !f.IO.Interactive() {
+			return false, &cli.ExitError{Code: cli.ExitErr, Err: fmt.Errorf("deploy %w: the plan %s (--require-approval %s), but there is no terminal to ask on (or CI is set); nothing was changed. Review the plan with cdkx diff, then pass --yes to deploy it",
+				cli.ErrNeedsApproval, what, cfg.RequireApproval)}
+		}
+		view.Plan(f.IO.ErrOut, plan, f.IO.Color && !cfg.NoColor)
+		fmt.Fprintln(f.IO.ErrOut)
+		return cli.Confirm(ctx, f.IO, cli.ConfirmQuestion, "nothing was changed")
+	}
+}
+
+// ApproveDestroy returns the Confirm of a destroy (operation.Destroy.Confirm): with --force or --yes, yes;
+// on a terminal, the list of what will be deleted and the question; elsewhere an error that says to pass
+// --force.
+func ApproveDestroy(ctx context.Context, f *cli.Factory, cfg *cli.Config, force bool) func([]operation.Deletion, []string) (bool, error) {
+	return func(deletions []operation.Deletion, stacks []string) (bool, error) {
+		if force || cfg.Yes {
+			return true, nil
+		}
+		if !f.IO.Interactive() {
+			return false, &cli.ExitError{Code: cli.ExitErr, Err: fmt.Errorf("destroy %w: it deletes %d resource(s) in %s, but there is no terminal to ask on (or CI is set); nothing was deleted. Pass --force (or --yes) to destroy without asking",
+				cli.ErrNeedsApproval, len(deletions), strings.Join(stacks, ", "))}
+		}
+		view.Deletions(f.IO.ErrOut, deletions, f.IO.Color && !cfg.NoColor, f.IO.Width)
+		fmt.Fprintln(f.IO.ErrOut)
+		return cli.Confirm(ctx, f.IO, cli.ConfirmQuestion, "nothing was deleted")
+	}
+}
