@@ -2,7 +2,7 @@
 package destroy
 
 import (
-		"context"
+	"context"
 
 	"github.com/spf13/cobra"
 
@@ -72,7 +72,7 @@ func destroyWith(ctx context.Context, opts *Options, b state.Backend) error {
 	d := operation.Destroy{Env: project.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks,
 		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes,
 		OnSelection: func(sel *planner.Selection) { project.WarnTargeting(f.IO.ErrOut, sel) },
-		Confirm: project.ApproveDestroy(ctx, f, cfg, opts.Force)}
+		Confirm:     project.ApproveDestroy(ctx, f, cfg, opts.Force)}
 	start := f.Now()
 	res, err := d.Run(ctx)
 	if err != nil {
