@@ -47,7 +47,7 @@ func ApprovePlan(ctx context.Context, f *cli.Factory, cfg *cli.Config) func(*pla
 			return true, nil
 		}
 		if !f.IO.Interactive() {
-			return false, &cli.ExitError{Code: cli.ExitErr, Err: fmt.Errorf("deploy %w: the plan %s (--require-approval %s), but there is no terminal to ask on (or CI is set); nothing was changed. Review the plan with cdkx diff, then pass --yes to deploy it",
+			return false, &cli.ExitError{Code: cli.ExitErr, Err: fmt.Errorf("deploy %w: the plan %s (--require-approval %s), but there is no terminal to ask on (or CI is set), so nothing was changed; review the plan with cdkx diff, then pass --yes to deploy it",
 				cli.ErrNeedsApproval, what, cfg.RequireApproval)}
 		}
 		view.Plan(f.IO.ErrOut, plan, f.IO.Color && !cfg.NoColor)
@@ -65,7 +65,7 @@ func ApproveDestroy(ctx context.Context, f *cli.Factory, cfg *cli.Config, force 
 			return true, nil
 		}
 		if !f.IO.Interactive() {
-			return false, &cli.ExitError{Code: cli.ExitErr, Err: fmt.Errorf("destroy %w: it deletes %d resource(s) in %s, but there is no terminal to ask on (or CI is set); nothing was deleted. Pass --force (or --yes) to destroy without asking",
+			return false, &cli.ExitError{Code: cli.ExitErr, Err: fmt.Errorf("destroy %w: it deletes %d resource(s) in %s, but there is no terminal to ask on (or CI is set), so nothing was deleted; pass --force (or --yes) to destroy without asking",
 				cli.ErrNeedsApproval, len(deletions), strings.Join(stacks, ", "))}
 		}
 		view.Deletions(f.IO.ErrOut, deletions, f.IO.Color && !cfg.NoColor, f.IO.Width)
