@@ -50,7 +50,7 @@ func BenchmarkLoadDeep(b *testing.B) {
 				if a == nil || ds.HasErrors() {
 					b.Fatalf("load() = %v", lines(ds))
 				}
-				if ds := Validate(a, fakeLookup); len(ds) != 0 {
+				if ds := Validate(a, fakeCatalog{}); len(ds) != 0 {
 					b.Fatalf("Validate() = %v", lines(ds))
 				}
 			}

@@ -60,7 +60,7 @@ func FuzzLoad(f *testing.F) {
 			return
 		}
 		checkAssembly(t, a)
-		checkDiagnostics(t, Validate(a, fakeLookup))
+		checkDiagnostics(t, Validate(a, fakeCatalog{}))
 	})
 }
 

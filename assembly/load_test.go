@@ -581,28 +581,6 @@ func TestSemverMajor(t *testing.T) {
 	}
 }
 
-func TestNearest(t *testing.T) {
-	t.Parallel()
-	ids := []string{"AppWwwRecordSet1E6C2A94", "AppApiRecordSet4A7D9B03", "Zone", "X"}
-	tests := []struct {
-		name string
-		want string
-	}{
-		{"AppWwwRecordSet1E6C2A95", "AppWwwRecordSet1E6C2A94"},
-		{"AppWwwRecordSet", ""}, // 8 edits, more than len/3
-		{"Zon", "Zone"},
-		{"Zone", ""}, // itself is no suggestion
-		{"Network", ""},
-		{"X", ""},
-		{"Y", ""}, // a single edit, but nothing of the name is kept
-	}
-	for _, tt := range tests {
-		if got := nearest(tt.name, ids); got != tt.want {
-			t.Errorf("nearest(%q) = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-}
-
 func TestDiagnosticsAreSorted(t *testing.T) {
 	t.Parallel()
 	_, ds := Load(filepath.Join("testdata", "broken-app"))

@@ -7,13 +7,14 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
-// Validate checks every resource of a loaded assembly against the schemas that lookup finds: the provider
-// and type must be known, the properties must pass the type's schema (tokens count as values not known
-// yet), and every {ref, attr} must name an output attribute of its target's type. Resources whose type
-// Load found malformed, and stacks whose template is missing, are skipped: Load reported them.
+// Validate checks every resource of a loaded assembly against the schemas of the catalog: the provider
+// and type must be known (an unknown one gets the nearest known name as a suggestion, and the known
+// names), the properties must pass the type's schema (tokens count as values not known yet), and every
+// {ref, attr} must name an output attribute of its target's type. Resources whose type Load found
+// malformed, and stacks whose template is missing, are skipped: Load reported them.
 //
-// The diagnostics are sorted; all are errors. lookup must not be nil.
-func Validate(a *Assembly, lookup resource.SchemaLookup) diag.Diagnostics {
+// The diagnostics are sorted; all are errors. catalog must not be nil.
+func Validate(a *Assembly, catalog resource.Catalog) diag.Diagnostics {
 	var ds diag.Diagnostics
 	for _, s := range a.Stacks {
 		if s.Missing {
@@ -21,7 +22,7 @@ func Validate(a *Assembly, lookup resource.SchemaLookup) diag.Diagnostics {
 		}
 		schemas := make(map[string]resource.Schema, len(s.Resources))
 		for _, r := range s.Resources {
-			schema, ok, rds := validateResource(s, r, lookup)
+			schema, ok, rds := validateResource(s, r, catalog)
 			ds = append(ds, rds...)
 			if ok {
 				schemas[r.LogicalID] = schema
@@ -34,23 +35,18 @@ func Validate(a *Assembly, lookup resource.SchemaLookup) diag.Diagnostics {
 }
 
 // validateResource checks one resource; ok is true when its schema was found.
-func validateResource(s *Stack, r *Resource, lookup resource.SchemaLookup) (schema resource.Schema, ok bool, ds diag.Diagnostics) {
+func validateResource(s *Stack, r *Resource, catalog resource.Catalog) (schema resource.Schema, ok bool, ds diag.Diagnostics) {
 	if _, _, _, valid := resource.ParseType(r.Type); !valid {
 		return schema, false, nil
 	}
-	schema, providerKnown, ok := lookup(r.Provider, r.Type)
+	schema, providerKnown, ok := catalog.Schema(r.Provider, r.Type)
 	switch {
 	case !providerKnown:
-		at, what := r.Path+".provider", "\"provider\""
-		if r.ProviderFromType {
-			at, what = r.Path+".type", "the first segment of \"type\""
-		}
-		ds.Errorf(s.File, at, "unknown provider %q of resource type %s", r.Provider, r.Type)
-		ds[0].Detail = fmt.Sprintf("no cdkx adapter serves it: check the spelling of %s, or use a cdkx release "+
-			"that has an adapter for %q", what, r.Provider)
+		ds = append(ds, unknownProvider(s, r, catalog))
 	case !ok:
-		ds.Errorf(s.File, r.Path+".type", "unknown type %q for provider %q", r.Type, r.Provider)
-		ds[0].Detail = "check the spelling of \"type\"; the provider's adapter does not serve it"
+		types := catalog.Types(r.Provider)
+		ds.Errorf(s.File, r.Path+".type", "unknown type %q for provider %q%s", r.Type, r.Provider, suggestion(r.Type, types))
+		ds[0].Detail = fmt.Sprintf("check the spelling of \"type\"; the adapter of %q serves %s", r.Provider, listOrNone(types))
 	default:
 		props := r.Path + ".properties"
 		errs := schema.Validate(r.Properties, isToken)
@@ -66,6 +62,25 @@ func validateResource(s *Stack, r *Resource, lookup resource.SchemaLookup) (sche
 		}
 	}
 	return schema, ok && providerKnown, ds
+}
+
+// unknownProvider reports r's provider, which no adapter serves. When the provider was not written but
+// derived from the type's first segment, the suggestion is the nearest type any provider serves
+// ("PowerDSN::DNS::Zone" → "PowerDNS::DNS::Zone"); else the nearest provider name.
+func unknownProvider(s *Stack, r *Resource, catalog resource.Catalog) diag.Diagnostic {
+	names := catalog.Names()
+	at, what, near := r.Path+".provider", "\"provider\"", suggestion(r.Provider, names)
+	if r.ProviderFromType {
+		var types []string
+		for _, p := range names {
+			types = append(types, catalog.Types(p)...)
+		}
+		at, what, near = r.Path+".type", "the first segment of \"type\"", suggestion(r.Type, types)
+	}
+	return diag.Diagnostic{Severity: diag.Error, File: s.File, Path: at,
+		Summary: fmt.Sprintf("unknown provider %q of resource type %s%s", r.Provider, r.Type, near),
+		Detail: fmt.Sprintf("no cdkx adapter serves it: check the spelling of %s (cdkx knows %s), or use a cdkx "+
+			"release that has an adapter for %q", what, listOrNone(names), r.Provider)}
 }
 
 // targetLookup resolves {ref, attr} tokens to the resources of s they point at.

@@ -1,6 +1,8 @@
 package assembly
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -54,6 +56,17 @@ func fakeLookup(provider, resourceType string) (resource.Schema, bool, bool) {
 	return s, providerKnown, ok
 }
 
+// fakeCatalog is the resource.Catalog of fakeSchemas.
+type fakeCatalog struct{}
+
+func (fakeCatalog) Schema(provider, resourceType string) (resource.Schema, bool, bool) {
+	return fakeLookup(provider, resourceType)
+}
+func (fakeCatalog) Names() []string { return slices.Sorted(maps.Keys(fakeSchemas)) }
+func (fakeCatalog) Types(provider string) []string {
+	return slices.Sorted(maps.Keys(fakeSchemas[provider]))
+}
+
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -67,15 +80,39 @@ func TestValidate(t *testing.T) {
 				"Given": {"type": "PowerDNS::DNS::Zone", "provider": "pdns", "properties": {"name": "a."}},
 				"Defaulted": {"type": "Route53::DNS::Zone"}}}`,
 			want: []string{
-				`error: cdkx.out/A.json: resources.Defaulted.type: unknown provider "route53" of resource type Route53::DNS::Zone; no cdkx adapter serves it: check the spelling of the first segment of "type", or use a cdkx release that has an adapter for "route53"`,
-				`error: cdkx.out/A.json: resources.Given.provider: unknown provider "pdns" of resource type PowerDNS::DNS::Zone; no cdkx adapter serves it: check the spelling of "provider", or use a cdkx release that has an adapter for "pdns"`,
+				`error: cdkx.out/A.json: resources.Defaulted.type: unknown provider "route53" of resource type Route53::DNS::Zone; no cdkx adapter serves it: check the spelling of the first segment of "type" (cdkx knows cdkx, powerdns), or use a cdkx release that has an adapter for "route53"`,
+				`error: cdkx.out/A.json: resources.Given.provider: unknown provider "pdns" of resource type PowerDNS::DNS::Zone; no cdkx adapter serves it: check the spelling of "provider" (cdkx knows cdkx, powerdns), or use a cdkx release that has an adapter for "pdns"`,
+			},
+		},
+		{
+			name: "provider suggestions",
+			template: `{"resources": {
+				"Typo": {"type": "PowerDNS::DNS::Zone", "provider": "powerdsn", "properties": {"name": "a."}},
+				"Case": {"type": "PowerDNS::DNS::Zone", "provider": "PowerDNS", "properties": {"name": "a."}},
+				"FromType": {"type": "PowerDSN::DNS::Zone", "properties": {"name": "a."}}}}`,
+			want: []string{
+				`error: cdkx.out/A.json: resources.Case.provider: unknown provider "PowerDNS" of resource type PowerDNS::DNS::Zone (did you mean "powerdns"?); no cdkx adapter serves it: check the spelling of "provider" (cdkx knows cdkx, powerdns), or use a cdkx release that has an adapter for "PowerDNS"`,
+				`error: cdkx.out/A.json: resources.FromType.type: unknown provider "powerdsn" of resource type PowerDSN::DNS::Zone (did you mean "PowerDNS::DNS::Zone"?); no cdkx adapter serves it: check the spelling of the first segment of "type" (cdkx knows cdkx, powerdns), or use a cdkx release that has an adapter for "powerdsn"`,
+				`error: cdkx.out/A.json: resources.Typo.provider: unknown provider "powerdsn" of resource type PowerDNS::DNS::Zone (did you mean "powerdns"?); no cdkx adapter serves it: check the spelling of "provider" (cdkx knows cdkx, powerdns), or use a cdkx release that has an adapter for "powerdsn"`,
+			},
+		},
+		{
+			name: "type suggestions",
+			template: `{"resources": {
+				"Case": {"type": "PowerDNS::DNS::Recordset", "properties": {"zoneId": "z", "name": "a.", "type": "A", "records": ["127.0.0.1"]}},
+				"Near": {"type": "PowerDNS::DNS::Domain", "properties": {"name": "a."}},
+				"Far": {"type": "PowerDNS::Cloud::Server", "properties": {"name": "a."}}}}`,
+			want: []string{
+				`error: cdkx.out/A.json: resources.Case.type: unknown type "PowerDNS::DNS::Recordset" for provider "powerdns" (did you mean "PowerDNS::DNS::RecordSet"?); check the spelling of "type"; the adapter of "powerdns" serves PowerDNS::DNS::RecordSet, PowerDNS::DNS::Zone`,
+				`error: cdkx.out/A.json: resources.Far.type: unknown type "PowerDNS::Cloud::Server" for provider "powerdns"; check the spelling of "type"; the adapter of "powerdns" serves PowerDNS::DNS::RecordSet, PowerDNS::DNS::Zone`,
+				`error: cdkx.out/A.json: resources.Near.type: unknown type "PowerDNS::DNS::Domain" for provider "powerdns" (did you mean "PowerDNS::DNS::Zone"?); check the spelling of "type"; the adapter of "powerdns" serves PowerDNS::DNS::RecordSet, PowerDNS::DNS::Zone`,
 			},
 		},
 		{
 			name:     "type",
 			template: `{"resources": {"Z": {"type": "PowerDNS::DNS::Zones", "properties": {"name": "a."}}}}`,
 			want: []string{
-				`error: cdkx.out/A.json: resources.Z.type: unknown type "PowerDNS::DNS::Zones" for provider "powerdns"; check the spelling of "type"; the provider's adapter does not serve it`,
+				`error: cdkx.out/A.json: resources.Z.type: unknown type "PowerDNS::DNS::Zones" for provider "powerdns" (did you mean "PowerDNS::DNS::Zone"?); check the spelling of "type"; the adapter of "powerdns" serves PowerDNS::DNS::RecordSet, PowerDNS::DNS::Zone`,
 			},
 		},
 		{
@@ -105,7 +142,7 @@ func TestValidate(t *testing.T) {
 				`error: cdkx.out/A.json: outputs.Serial.value: resource Z (PowerDNS::DNS::Zone) has no output "serials" (did you mean "serial"?); its outputs: crn, name, serial, zoneId`,
 				`error: cdkx.out/A.json: resources.D.properties.input[0]: resource Z (PowerDNS::DNS::Zone) has no output "zoneID" (did you mean "zoneId"?); its outputs: crn, name, serial, zoneId`,
 				`error: cdkx.out/A.json: resources.D.properties.input[3]: resource Z (PowerDNS::DNS::Zone) has no output "xyzzy"; its outputs: crn, name, serial, zoneId`,
-				`error: cdkx.out/A.json: resources.Unknown.type: unknown provider "foo" of resource type Foo::Bar::Baz; no cdkx adapter serves it: check the spelling of the first segment of "type", or use a cdkx release that has an adapter for "foo"`,
+				`error: cdkx.out/A.json: resources.Unknown.type: unknown provider "foo" of resource type Foo::Bar::Baz; no cdkx adapter serves it: check the spelling of the first segment of "type" (cdkx knows cdkx, powerdns), or use a cdkx release that has an adapter for "foo"`,
 			},
 		},
 		{
@@ -117,7 +154,7 @@ func TestValidate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			a, _ := loadFiles(t, map[string]string{"manifest.json": manifest("A", "B"), "A.json": tt.template, "B.json": `{"outputs": {"Name": {"value": "b."}}}`})
-			got := lines(Validate(a, fakeLookup))
+			got := lines(Validate(a, fakeCatalog{}))
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Validate() mismatch (-want +got):\n%s", diff)
 			}
@@ -128,7 +165,7 @@ func TestValidate(t *testing.T) {
 func TestValidateSkipsMissingTemplates(t *testing.T) {
 	t.Parallel()
 	a, _ := loadFiles(t, map[string]string{"manifest.json": manifest("A")})
-	if ds := Validate(a, fakeLookup); len(ds) != 0 {
+	if ds := Validate(a, fakeCatalog{}); len(ds) != 0 {
 		t.Errorf("Validate() = %v, want no diagnostics", lines(ds))
 	}
 }
@@ -139,7 +176,7 @@ func TestValidateExampleDNS(t *testing.T) {
 	if len(ds) != 0 {
 		t.Fatalf("Load(%q) diagnostics = %v, want none", exampleDNS, lines(ds))
 	}
-	if ds := Validate(a, fakeLookup); len(ds) != 0 {
+	if ds := Validate(a, fakeCatalog{}); len(ds) != 0 {
 		t.Errorf("Validate(%q) = %v, want no diagnostics", exampleDNS, lines(ds))
 	}
 }

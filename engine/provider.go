@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
+	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -80,7 +82,11 @@ func (r *Registry) Register(info resource.ProviderInfo, build func() (Provider, 
 func (r *Registry) Provider(name string) (Provider, error) {
 	e, ok := r.entries[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown provider %q (known: %v)", name, r.Names())
+		near := ""
+		if n := diag.Nearest(name, r.Names()); n != "" {
+			near = fmt.Sprintf(" (did you mean %q?)", n)
+		}
+		return nil, fmt.Errorf("unknown provider %q%s; cdkx knows %s", name, near, strings.Join(r.Names(), ", "))
 	}
 	return e.get()
 }
@@ -110,6 +116,20 @@ func (r *Registry) Names() []string {
 	out := make([]string, 0, len(r.entries))
 	for n := range r.entries {
 		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Types returns the resource types the named provider declares, sorted; nil for an unknown name.
+func (r *Registry) Types(provider string) []string {
+	e, ok := r.entries[provider]
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(e.schemas))
+	for t := range e.schemas {
+		out = append(out, t)
 	}
 	sort.Strings(out)
 	return out

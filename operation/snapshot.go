@@ -312,7 +312,7 @@ func LoadSnapshot(id string, files map[string][]byte, reg *engine.Registry) (*as
 // returns the dependency graph of all stacks (planner.Input.Graph reuses it) and every diagnostic,
 // sorted; the assembly is nil when any diagnostic is an error.
 func Validate(a *assembly.Assembly, ds diag.Diagnostics, reg *engine.Registry) (*assembly.Assembly, *planner.Graph, diag.Diagnostics) {
-	ds = append(ds, assembly.Validate(a, reg.Schema)...)
+	ds = append(ds, assembly.Validate(a, reg)...)
 	assembly.Imply(a, reg.Schema)
 	all := make([]string, len(a.Stacks))
 	for i, s := range a.Stacks {

@@ -7,6 +7,17 @@ import "errors"
 // is known but does not serve the type.
 type SchemaLookup func(provider, resourceType string) (s Schema, providerKnown, ok bool)
 
+// Catalog is what the adapters serve, by name: validation looks each resource's schema up in it, and
+// suggests the nearest name for a misspelt provider or type. engine.Registry is one.
+type Catalog interface {
+	// Schema is a SchemaLookup.
+	Schema(provider, resourceType string) (s Schema, providerKnown, ok bool)
+	// Names returns the provider names, sorted.
+	Names() []string
+	// Types returns the resource types the named provider serves, sorted; none for an unknown provider.
+	Types(provider string) []string
+}
+
 // CreateRequest asks an adapter to create one object. Properties are fully resolved.
 type CreateRequest struct {
 	Type       string
