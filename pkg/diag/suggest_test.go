@@ -22,7 +22,7 @@ func TestNearest(t *testing.T) {
 		{"Zone", ids, ""}, // itself is no suggestion
 		{"Network", ids, ""},
 		{"X", ids, ""},
-		{"Y", ids, ""}, // a single edit, but nothing of the name is kept
+		{"Y", ids, ""},  // a single edit, but nothing of the name is kept
 		{"x", ids, "X"}, // letter case alone is always suggested
 		{"PowerDNS::DNS::Recordset", types, "PowerDNS::DNS::RecordSet"},
 		{"POWERDNS::DNS::ZONE", types, "PowerDNS::DNS::Zone"}, // 9 edits, but only in case
