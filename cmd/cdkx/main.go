@@ -3,8 +3,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,6 +23,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/server"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/statecmd"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/unlock"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/validate"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/version"
 )
 
@@ -45,19 +44,16 @@ func main() {
 func run(ctx context.Context) int {
 	f := cli.New(Version)
 	root := newRoot(f)
-	err := root.ExecuteContext(ctx)
-	if err != nil && !errors.Is(err, cli.ErrSilent) {
-		var ee *cli.ExitError
-		if !errors.As(err, &ee) || ee.Err != nil {
-			fmt.Fprintln(f.IO.ErrOut, "error: "+err.Error())
-		}
-	}
+	err := cli.Execute(ctx, root)
+	cli.PrintError(f.IO.ErrOut, err)
 	return cli.ExitCode(err)
 }
 
 // newRoot returns the cdkx command with every subcommand, on the factory f.
 func newRoot(f *cli.Factory) *cobra.Command {
 	root := cli.NewRootCmd(f.Version)
+	// Before any command runs: a misspelt cdkx.json key would otherwise be ignored in silence.
+	root.PersistentPreRun = func(*cobra.Command, []string) { cli.PrintConfigWarnings(f.IO.ErrOut) }
 	root.AddCommand(
 		cancel.NewCmdCancel(f, nil),
 		deploy.NewCmdDeploy(f, nil),
@@ -73,6 +69,7 @@ func newRoot(f *cli.Factory) *cobra.Command {
 		server.NewCmdServer(f, nil),
 		statecmd.NewCmdState(f),
 		unlock.NewCmdUnlock(f, nil),
+		validate.NewCmdValidate(f, nil),
 		version.NewCmdVersion(f),
 	)
 	return root

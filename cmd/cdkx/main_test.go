@@ -59,6 +59,7 @@ func TestReadOnlyCommandsCreateNoState(t *testing.T) {
 		{args: []string{"deployments", "show", "6f1c"}, wantCode: cli.ExitErr},
 		{args: []string{"state", "export"}},
 		{args: []string{"list", "--app", app}},
+		{args: []string{"validate", "--app", app}},
 		{args: []string{"diff", "--app", app}},
 		{args: []string{"diff", "--app", app, "--json"}},
 	}
