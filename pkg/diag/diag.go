@@ -26,6 +26,24 @@ func (s Severity) String() string {
 	return "error"
 }
 
+// MarshalText renders the severity as "error" or "warning", its name in JSON output.
+func (s Severity) MarshalText() ([]byte, error) {
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText reads "error" or "warning".
+func (s *Severity) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "error":
+		*s = Error
+	case "warning":
+		*s = Warning
+	default:
+		return fmt.Errorf("severity %q: want error or warning", b)
+	}
+	return nil
+}
+
 // Diagnostic is one problem found in user input.
 //
 // File is the path as the user would type it (e.g. "cdkx.out/AppStack.json"); Path is a dotted JSON path

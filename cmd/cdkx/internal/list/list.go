@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -83,6 +85,7 @@ func listRun(_ context.Context, opts *Options) error {
 			for k := range s.Outputs {
 				js.Outputs = append(js.Outputs, k)
 			}
+			slices.Sort(js.Outputs) // a map: sorted, so that every run prints the same bytes
 			for _, r := range s.Resources {
 				js.Resources = append(js.Resources, jsonResource{LogicalID: r.LogicalID, Type: r.Type, Provider: r.Provider, DependsOn: r.DependsOn})
 			}
@@ -100,7 +103,7 @@ func listRun(_ context.Context, opts *Options) error {
 	for _, s := range a.Stacks {
 		extra := ""
 		if len(s.Dependencies) > 0 {
-			extra = fmt.Sprintf(" (depends on %v)", s.Dependencies)
+			extra = " (depends on " + strings.Join(s.Dependencies, ", ") + ")"
 		}
 		if s.Missing {
 			extra += " (template missing)"

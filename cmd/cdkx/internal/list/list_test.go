@@ -34,6 +34,7 @@ func TestListRun(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name     string
+		app      string // a shipped example; else template is written
 		template string
 		json     bool
 		wantCode int // 0: no error
@@ -44,13 +45,19 @@ func TestListRun(t *testing.T) {
 		{name: "warnings only", template: `{"resources": {"Z": {"type": "PowerDNS::DNS::Zone", "typo": 1}}}`},
 		{name: "hostile logical ID", wantCode: cli.ExitErr,
 			template: `{"resources": {"\u001b]0;pwned\u0007": {"type": "Cdkx::Core::Data"}, "R\n  Forged\tCdkx::Core::Data\tcdkx": {"type": "Cdkx::Core::Data"}}}`},
+		{name: "dns example", app: "../../../../testdata/examples/dns/cdkx.out"},
+		{name: "dns example as JSON", app: "../../../../testdata/examples/dns/cdkx.out", json: true},
+		{name: "platform example as JSON", app: "../../../../testdata/examples/platform/cdkx.out", json: true},
 		{name: "errors as JSON", json: true, wantCode: cli.ExitErr,
 			template: `{"resources": {"R": {"type": "Cdkx::Core::Data", "properties": {"input": {"ref": "Missing", "attr": "x"}}}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := writeAssembly(t, tt.template)
+			dir := tt.app
+			if dir == "" {
+				dir = writeAssembly(t, tt.template)
+			}
 			var out, errOut bytes.Buffer
 			opts := &Options{F: &cli.Factory{IO: &cli.IOStreams{Out: &out, ErrOut: &errOut}}, Config: &cli.Config{App: dir, JSON: tt.json}}
 			err := listRun(context.Background(), opts)
@@ -70,12 +77,11 @@ func TestListRun(t *testing.T) {
 				if err := json.Unmarshal(out.Bytes(), &v); err != nil {
 					t.Fatalf("listRun() --json printed %q: %v", out.String(), err)
 				}
-				if v["problems"] == nil {
-					t.Errorf("listRun() --json = %s, want problems", out.String())
+				if (v["problems"] != nil) != (tt.wantCode != 0) {
+					t.Errorf("listRun() --json = %s, want problems only with errors", out.String())
 				}
-				return
 			}
-			got := "== stdout\n" + out.String() + "== stderr\n" + string(bytes.ReplaceAll(errOut.Bytes(), []byte(dir), []byte("DIR")))
+			got := string(bytes.ReplaceAll([]byte("== stdout\n"+out.String()+"== stderr\n"+errOut.String()), []byte(dir), []byte("DIR")))
 			golden.Assert(t, got, "TestListRun-"+filepath.Base(t.Name())+".golden")
 		})
 	}
