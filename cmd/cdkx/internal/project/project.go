@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agext/levenshtein"
-
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
@@ -65,17 +63,11 @@ func SelectStacks(a *assembly.Assembly, names []string, exclusively bool) ([]str
 	return slices.DeleteFunc(order, func(s string) bool { return !want[s] }), nil
 }
 
-// Suggest returns `; did you mean "X"?` for the option nearest to name by edit distance (case-insensitive,
-// within max(3, len(name)/3) edits), or "" when none is that close.
+// Suggest returns `; did you mean "X"?` for the option name most likely misspells (diag.Nearest), or ""
+// when none is close enough.
 func Suggest(name string, options []string) string {
-	best, bestD := "", 1<<30
-	for _, o := range options {
-		if d := levenshtein.Distance(strings.ToLower(name), strings.ToLower(o), nil); d < bestD {
-			best, bestD = o, d
-		}
-	}
-	if best != "" && bestD <= max(3, len(name)/3) {
-		return fmt.Sprintf("; did you mean %q?", best)
+	if near := diag.Nearest(name, options); near != "" {
+		return fmt.Sprintf("; did you mean %q?", near)
 	}
 	return ""
 }
