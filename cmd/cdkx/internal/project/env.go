@@ -35,18 +35,39 @@ func Env(f *cli.Factory, cfg *cli.Config, b state.Backend, reg *engine.Registry)
 	return env
 }
 
-// Events returns the event view of the configuration: JSON lines on stdout, or the table on stderr.
+// Events returns the event view of the configuration: JSON lines on stdout, or the table on stderr (live on
+// a terminal, redrawn every liveRefresh). The table of a command's first run becomes its stderr until
+// Finish, so that notices printed meanwhile go above the live region, and so that the runs that follow
+// (a deploy after its settling) and the summary are shown by the same table, which counts skipped
+// resources by root cause across them. With stacks, types and ids all nil (the summary), it returns that
+// table as it is.
 func Events(f *cli.Factory, cfg *cli.Config, stacks, types, ids []string) view.Events {
 	if cfg.JSON {
 		return view.NewJSONLines(f.IO.Out)
 	}
-	return view.NewTable(f.IO.ErrOut, f.IO.Live(), f.IO.Color && !cfg.NoColor, stacks, types, ids)
+	if t, ok := f.IO.ErrOut.(*view.Table); ok {
+		if stacks != nil || types != nil || ids != nil {
+			t.Begin(stacks, types, ids)
+		}
+		return t
+	}
+	t := view.NewTable(f.IO.ErrOut, view.TableOptions{Live: f.IO.Live(), Color: f.IO.Color && !cfg.NoColor,
+		Size: f.IO.Size, ShowUnchanged: cfg.ShowUnchanged, Refresh: liveRefresh}, stacks, types, ids)
+	f.IO.ErrOut = t
+	return t
 }
 
+// liveRefresh is how often the live region is redrawn (its elapsed times), besides at each event.
+const liveRefresh = 200 * time.Millisecond
+
 // Finish renders the end of a run (the summary line or object) and returns the error whose exit code says
-// how it ended: nil, or an *cli.ExitError for failures (4) and interrupts (130).
+// how it ended: nil, or an *cli.ExitError for failures (4) and interrupts (130). stderr is the terminal
+// again, no longer the run's table.
 func Finish(f *cli.Factory, cfg *cli.Config, command string, res *engine.Result, elapsed time.Duration, outputs map[string]map[string]any) error {
 	Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: command, Result: res, Elapsed: elapsed, Outputs: outputs})
+	if t, ok := f.IO.ErrOut.(*view.Table); ok {
+		f.IO.ErrOut = t.Out()
+	}
 	if err := res.Err(); err != nil {
 		return &cli.ExitError{Code: cli.ExitCode(err)}
 	}

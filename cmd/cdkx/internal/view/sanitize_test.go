@@ -65,7 +65,7 @@ func checkPrintable(t *testing.T, out string) {
 func TestTableSanitizes(t *testing.T) {
 	t.Setenv("TZ", "UTC")
 	var buf bytes.Buffer
-	tab := view.NewTable(&buf, false, false, []string{"Zones" + hostile}, []string{"PowerDNS::DNS::Zone"}, []string{"Zone" + hostile})
+	tab := view.NewTable(&buf, view.TableOptions{}, []string{"Zones" + hostile}, []string{"PowerDNS::DNS::Zone"}, []string{"Zone" + hostile})
 	tab.Event(engine.Event{Time: t0, Stack: "Zones" + hostile, Type: "PowerDNS::DNS::Zone", LogicalID: "Zone" + hostile, Status: engine.CreateInProgress})
 	tab.Tick(t0.Add(25 * time.Second))
 	tab.Event(engine.Event{Time: t0, Stack: "Zones" + hostile, Type: "PowerDNS::DNS::Zone", LogicalID: "Zone" + hostile,

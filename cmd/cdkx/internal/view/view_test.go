@@ -40,10 +40,13 @@ func TestTable(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
 		live, color bool
-	}{{"plain", false, false}, {"live", true, false}, {"live-color", true, true}} {
+		width       int
+	}{{"plain", false, false, 0}, {"live-80", true, false, 80}, {"live-120", true, false, 120}, {"live-color", true, true, 120}} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			tab := view.NewTable(&buf, tc.live, tc.color, []string{"Zones"}, []string{"PowerDNS::DNS::Zone", "PowerDNS::DNS::RecordSet"},
+			now := t0
+			tab := view.NewTable(&buf, view.TableOptions{Live: tc.live, Color: tc.color, Now: func() time.Time { return now },
+				Size: func() (int, int) { return tc.width, 40 }}, []string{"Zones"}, []string{"PowerDNS::DNS::Zone", "PowerDNS::DNS::RecordSet"},
 				[]string{"ZonesZoneA1B2C3D4", "ZonesBadE5F6A7B8", "ZonesCnameC9D0E1F2"})
 			for _, e := range events()[:2] {
 				tab.Event(e)
@@ -51,12 +54,17 @@ func TestTable(t *testing.T) {
 			tab.Tick(t0.Add(5 * time.Second))  // too early: nothing
 			tab.Tick(t0.Add(25 * time.Second)) // still creating… [25s elapsed]
 			for _, e := range events()[2:] {
+				now = e.Time
 				tab.Event(e)
 			}
 			res := &engine.Result{Counts: map[engine.Status]int{engine.CreateComplete: 1, engine.CreateFailed: 1, engine.Skipped: 1},
 				Failures: []engine.Failure{{Stack: "Zones", LogicalID: "ZonesBadE5F6A7B8", Status: engine.CreateFailed, Err: errors.New("422: bad content")}}}
 			tab.Summary(view.Summary{Command: "deploy", Result: res, Elapsed: 3*time.Second + 141*time.Millisecond})
-			golden.Assert(t, buf.String(), "TestTable-"+tc.name+".golden")
+			out := buf.String()
+			if tc.live && !tc.color {
+				out = screen(out, tc.width)
+			}
+			golden.Assert(t, out, "TestTable-"+tc.name+".golden")
 		})
 	}
 }

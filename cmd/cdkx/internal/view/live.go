@@ -1,0 +1,110 @@
+package view
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// The live region is redrawn with ANSI sequences every terminal understands: the cursor goes up over
+// the lines drawn last (CSI n A), and everything below it is erased (CSI J). Because every line fits the
+// width, the lines drawn are the rows to go up; after a resize, the rows they wrapped into.
+
+// draw writes rows above the live region and the region drawn at now, in one write. Called with t.mu
+// held.
+func (t *Table) draw(rows []string, now time.Time) {
+	var b strings.Builder
+	t.erase(&b)
+	for _, r := range rows {
+		b.WriteString(r + "\n")
+	}
+	region := t.region(now)
+	t.drawn = t.drawn[:0]
+	for _, l := range region {
+		b.WriteString(l + "\n")
+		t.drawn = append(t.drawn, width(l))
+	}
+	if b.Len() > 0 {
+		_, _ = io.WriteString(t.w, b.String())
+	}
+}
+
+// erase moves the cursor to the first line of the region drawn last and erases to the end of the screen.
+func (t *Table) erase(b *strings.Builder) {
+	if len(t.drawn) == 0 {
+		return
+	}
+	w, _ := t.size()
+	n := 0
+	for _, lw := range t.drawn {
+		n += max(1, (lw+w-1)/w)
+	}
+	fmt.Fprintf(b, "\r\x1b[%dA\x1b[J", n)
+}
+
+// region returns the live region's lines at now: the steps in flight, longest running first, with
+// their elapsed time (as many as a third of the terminal's height holds, at least 3 and at most 10; then
+// "… and N more in flight"), and the footer.
+func (t *Table) region(now time.Time) []string {
+	p := &t.phase
+	if !p.active {
+		return nil
+	}
+	w, h := t.size()
+	l := t.columns()
+	steps := t.inFlight()
+	shown := min(len(steps), max(3, min(10, h/3)))
+	if shown < len(steps) {
+		shown-- // the "more" line takes one
+	}
+	lines := make([]string, 0, shown+2)
+	for _, r := range steps[:shown] {
+		elapsed := fmt.Sprintf("%*s", timeWidth, elapsedText(now.Sub(r.since)))
+		lines = append(lines, t.row(l, t.pal.busy.Render(elapsed), r.event, string(r.event.Status), t.pal.busy, Sanitize(r.event.Reason), false))
+	}
+	if more := len(steps) - shown; more > 0 {
+		lines = append(lines, shortenEnd(fmt.Sprintf("%*s%s… and %d more in flight", timeWidth, "", sep, more), w))
+	}
+	done := min(len(p.done), p.total)
+	if p.total == 0 {
+		done = len(p.done)
+	}
+	footer := shortenEnd(fmt.Sprintf("%s · %d/%d · %d in flight · %s", p.label, done, p.total, len(steps),
+		elapsedText(now.Sub(p.started))), w)
+	return append(lines, t.pal.bold.Render(footer))
+}
+
+// elapsedText renders d in whole seconds: 12s, 1m05s, 1h02m.
+func elapsedText(d time.Duration) string {
+	s := max(0, int(d/time.Second))
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		return fmt.Sprintf("%dm%02ds", s/60, s%60)
+	}
+	return fmt.Sprintf("%dh%02dm", s/3600, s/60%60)
+}
+
+// Write writes p to the table's writer: whatever else a command prints while the run goes on (notices,
+// the interrupt message). Live, p goes above the region, which is drawn again below it.
+func (t *Table) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.opt.Live || len(t.drawn) == 0 {
+		return t.w.Write(p)
+	}
+	var b strings.Builder
+	t.erase(&b)
+	b.Write(p)
+	if len(p) > 0 && p[len(p)-1] != '\n' {
+		b.WriteString("\n")
+	}
+	t.drawn = nil
+	if _, err := io.WriteString(t.w, b.String()); err != nil {
+		return 0, err
+	}
+	t.draw(nil, t.now())
+	return len(p), nil
+}

@@ -1,0 +1,78 @@
+package view
+
+import "testing"
+
+func TestShorten(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, in string
+		n        int
+		f        func(string, int) string
+		want     string
+	}{
+		{"end fits", "CREATE_COMPLETE", 15, shortenEnd, "CREATE_COMPLETE"},
+		{"end", "powerdns: 422: bad", 10, shortenEnd, "powerdns:…"},
+		{"end zero", "abc", 0, shortenEnd, ""},
+		{"middle keeps the hash", "ZonesRecordSetWithALongName1E6C2A94", 16, shortenMiddle, "ZonesRec…1E6C2A94"[:0] + "ZonesRec…E6C2A94"},
+		{"middle physical ID", "example.test./www.example.test./A", 20, shortenMiddle, "example.te…e.test./A"},
+		{"middle fits", "Zone", 4, shortenMiddle, "Zone"},
+		{"type drops the provider", "PowerDNS::DNS::RecordSet", 14, shortenType, "DNS::RecordSet"},
+		{"type keeps the last segment", "PowerDNS::DNS::RecordSet", 10, shortenType, "RecordSet"},
+		{"type then its end", "PowerDNS::DNS::RecordSet", 6, shortenType, "Recor…"},
+		{"wide characters", "名前名前名前", 5, shortenEnd, "名前…"},
+	} {
+		if got := tc.f(tc.in, tc.n); got != tc.want || width(got) > tc.n {
+			t.Errorf("%s: shorten(%q, %d) = %q (%d cells), want %q", tc.name, tc.in, tc.n, got, width(got), tc.want)
+		}
+	}
+}
+
+func TestLayoutFit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		width int
+		in    layout
+		want  layout
+	}{
+		// Room for everything: unchanged, the detail takes the rest.
+		{120, layout{stack: 5, typ: 24, id: 19, status: 18}, layout{stack: 5, typ: 24, id: 19, status: 18, detail: 36}},
+		// 80 columns: the columns furthest above their minimums give way first until the detail has 12.
+		{80, layout{stack: 5, typ: 24, id: 19, status: 18}, layout{stack: 5, typ: 10, id: 17, status: 18, detail: 12}},
+		// Too narrow for the minimums and a detail: the detail goes first, then the names give way.
+		{64, layout{stack: 24, typ: 40, id: 48, status: 27}, layout{stack: 5, typ: 8, id: 8, status: 27}},
+		{56, layout{stack: 24, typ: 40, id: 48, status: 27}, layout{stack: 4, typ: 4, id: 5, status: 27}},
+		// Narrower still: the status column too.
+		{40, layout{stack: 24, typ: 40, id: 48, status: 27}, layout{stack: 3, typ: 3, id: 3, status: 15}},
+	} {
+		got := tc.in.fit(tc.width)
+		if got != tc.want {
+			t.Errorf("%+v.fit(%d) = %+v, want %+v", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+func TestWrap(t *testing.T) {
+	t.Parallel()
+	got := wrap("  UPDATE_FAILED A/B: ", "powerdns: PATCH http://127.0.0.1:18081/api/v1/servers/localhost/zones/x.: 422: bad", 40, "    ")
+	want := "  UPDATE_FAILED A/B: powerdns: PATCH\n    http://127.0.0.1:18081/api/v1/server\n    s/localhost/zones/x.: 422: bad\n"
+	if got != want {
+		t.Errorf("wrap = %q, want %q", got, want)
+	}
+}
+
+func TestListFit(t *testing.T) {
+	t.Parallel()
+	names := []string{"Alpha", "Beta", "Gamma", "Delta"}
+	for _, tc := range []struct {
+		w    int
+		want string
+	}{
+		{80, "Alpha, Beta, Gamma, Delta"},
+		{25, "Alpha, Beta, … 2 more"},
+		{8, "… 4 more"},
+	} {
+		if got := listFit(names, tc.w); got != tc.want {
+			t.Errorf("listFit(%d) = %q, want %q", tc.w, got, tc.want)
+		}
+	}
+}

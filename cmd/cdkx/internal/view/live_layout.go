@@ -1,0 +1,145 @@
+package view
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+)
+
+// The caps of the columns: a column is as wide as its widest name, up to its cap; longer names are
+// shortened with … (in the middle for names and IDs, whose ends tell them apart; leading "Provider::"
+// segments first for types). On a terminal the columns shrink further, down to their minimum, until a
+// row fits the width.
+const (
+	stackCap, typeCap, idCap = 24, 40, 48
+	stackMin, typeMin, idMin = 5, 9, 16
+	// plainDetailCap bounds the physical ID or reason of a plain row (CI logs): the full text of a
+	// failure is in the summary.
+	plainDetailCap = 200
+	// liveDetailMin is the width a terminal row keeps for the physical ID or reason before the name
+	// columns give way; below detailHide there is none.
+	liveDetailMin, detailHide = 12, 6
+	// statusMin is the width of the status column: the longest status of a resource in progress
+	// (CREATE_IN_PROGRESS). Rollback statuses widen it to statusMax (UPDATE_ROLLBACK_IN_PROGRESS); a
+	// stack's status, which can be longer (UPDATE_COMPLETE_CLEANUP_IN_PROGRESS), is on a line of its own
+	// on a terminal and the last column of a plain row.
+	statusMin, statusMax = 18, 27
+	// timeWidth is the width of a terminal row's time (15:04:05) or in-flight elapsed time.
+	timeWidth = 8
+	sep       = "  "
+)
+
+// layout is the widths of a row's columns.
+type layout struct {
+	stack, typ, id, status, detail int
+}
+
+// naturalLayout returns the columns as wide as their widest names, capped.
+func naturalLayout(stack, typ, id int) layout {
+	return layout{stack: min(stack, stackCap), typ: min(typ, typeCap), id: min(id, idCap), status: statusMin}
+}
+
+// fit returns l shrunk to rows of at most width columns: the name columns give way, widest first (down to
+// their minimums), to a detail of liveDetailMin; the detail takes the rest (0 when less than detailHide is
+// left). On a terminal narrower still, the names go down to 3 cells and then the status column gives way.
+func (l layout) fit(width int) layout {
+	fixed := timeWidth + len(sep)*4 + l.status
+	l.shrink(width-fixed-len(sep)-liveDetailMin, stackMin, typeMin, idMin)
+	l.shrink(width-fixed, 3, 3, 3)
+	if over := fixed + l.stack + l.typ + l.id - width; over > 0 {
+		l.status = max(3, l.status-over)
+		fixed = timeWidth + len(sep)*4 + l.status
+	}
+	l.detail = width - fixed - l.stack - l.typ - l.id - len(sep)
+	if l.detail < detailHide {
+		l.detail = 0
+	}
+	return l
+}
+
+// shrink narrows the name columns, the one furthest above its minimum first, until they take at most
+// budget cells or are at their minimums.
+func (l *layout) shrink(budget int, mins ...int) {
+	cols := []*int{&l.stack, &l.typ, &l.id}
+	for l.stack+l.typ+l.id > budget {
+		widest := -1
+		for i, c := range cols {
+			if *c > mins[i] && (widest < 0 || *c-mins[i] > *cols[widest]-mins[widest]) {
+				widest = i
+			}
+		}
+		if widest < 0 {
+			return
+		}
+		*cols[widest]--
+	}
+}
+
+// width returns the display width of s (its cells on a terminal).
+func width(s string) int { return lipgloss.Width(s) }
+
+// shortenEnd returns s cut to n cells, its end replaced by "…".
+func shortenEnd(s string, n int) string {
+	if width(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	return takeHead(s, n-1) + "…"
+}
+
+// shortenMiddle returns s cut to n cells with "…" in the middle: both ends of a name or ID stay.
+func shortenMiddle(s string, n int) string {
+	if width(s) <= n {
+		return s
+	}
+	if n <= 1 {
+		return shortenEnd(s, n)
+	}
+	head := (n - 1 + 1) / 2
+	return takeHead(s, head) + "…" + takeTail(s, n-1-head)
+}
+
+// shortenType returns a resource type cut to n cells: its leading "Provider::" segments go first
+// (PowerDNS::DNS::RecordSet → DNS::RecordSet → RecordSet), then its end.
+func shortenType(s string, n int) string {
+	for width(s) > n {
+		_, rest, ok := strings.Cut(s, "::")
+		if !ok {
+			break
+		}
+		s = rest
+	}
+	return shortenEnd(s, n)
+}
+
+func takeHead(s string, n int) string {
+	w := 0
+	for i, r := range s {
+		rw := width(string(r))
+		if w+rw > n {
+			return s[:i]
+		}
+		w += rw
+	}
+	return s
+}
+
+func takeTail(s string, n int) string {
+	rs := []rune(s)
+	w := 0
+	for i := len(rs) - 1; i >= 0; i-- {
+		rw := width(string(rs[i]))
+		if w+rw > n {
+			return string(rs[i+1:])
+		}
+		w += rw
+	}
+	return s
+}
+
+// cell returns s shortened by shorten to n cells and padded to n.
+func cell(s string, n int, shorten func(string, int) string) string {
+	return pad(shorten(s, n), n)
+}
