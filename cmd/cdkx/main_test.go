@@ -7,6 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 )
@@ -75,5 +80,125 @@ func TestReadOnlyCommandsCreateNoState(t *testing.T) {
 		for _, e := range entries {
 			t.Errorf("cdkx %s created %s in an empty folder", strings.Join(tt.args, " "), e.Name())
 		}
+	}
+}
+
+// commands returns every command of the tree under root, root included.
+func commands(root *cobra.Command) []*cobra.Command {
+	out := []*cobra.Command{root}
+	for _, c := range root.Commands() {
+		out = append(out, commands(c)...)
+	}
+	return out
+}
+
+// deployDestroy are the commands whose help texts TestHelpTexts leaves to their own tests for now.
+var deployDestroy = map[string]bool{"cdkx deploy": true, "cdkx destroy": true}
+
+// TestHelpTexts checks every command's help: a Short in sentence case without a final period, Long and
+// Example lines within 100 columns, and an Example for every command that runs.
+func TestHelpTexts(t *testing.T) {
+	t.Parallel()
+	root := newRoot(cli.New("dev"))
+	for _, c := range commands(root) {
+		path := c.CommandPath()
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" || strings.HasPrefix(path, "cdkx completion") {
+			continue
+		}
+		first, _ := utf8.DecodeRuneInString(c.Short)
+		switch {
+		case c.Short == "":
+			t.Errorf("%s: no Short", path)
+		case !unicode.IsUpper(first):
+			t.Errorf("%s: Short %q does not begin with a capital letter", path, c.Short)
+		case strings.HasSuffix(c.Short, "."):
+			t.Errorf("%s: Short %q ends with a period", path, c.Short)
+		}
+		if deployDestroy[path] {
+			continue
+		}
+		for _, l := range strings.Split(c.Long+"\n"+c.Example, "\n") {
+			if n := utf8.RuneCountInString(l); n > 100 {
+				t.Errorf("%s: a help line of %d columns, want at most 100: %q", path, n, l)
+			}
+		}
+		if c.Long != "" {
+			if first, _ := utf8.DecodeRuneInString(c.Long); !unicode.IsUpper(first) && !strings.HasPrefix(c.Long, "cdkx ") {
+				t.Errorf("%s: Long begins in lower case: %q", path, c.Long[:min(len(c.Long), 40)])
+			}
+		}
+		if (c.Runnable() || c.HasSubCommands()) && c.Example == "" && c.Name() != "environment" {
+			t.Errorf("%s: no Example", path)
+		}
+	}
+}
+
+// exampleRuns are the commands whose Examples run offline against the shipped examples: they read the
+// assembly and at most an empty state.
+var exampleRuns = map[string]bool{"cdkx": true, "cdkx validate": true, "cdkx list": true, "cdkx diff": true,
+	"cdkx version": true, "cdkx history": true, "cdkx deployments list": true, "cdkx state export": true}
+
+// TestExamplesRun runs each Example line of the commands in exampleRuns, in an empty folder with
+// testdata/ pointing at the repository's: each line must exit 0 (lines with pipes, redirections or
+// shell syntax, and other commands' lines, are left out).
+func TestExamplesRun(t *testing.T) {
+	testdata, err := filepath.Abs(filepath.Join("..", "..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	ran := 0
+	for _, c := range commands(newRoot(cli.New("dev"))) {
+		if !exampleRuns[c.CommandPath()] {
+			continue
+		}
+		for _, line := range strings.Split(c.Example, "\n") {
+			line = strings.TrimSpace(line)
+			if !strings.HasPrefix(line, "cdkx ") || strings.ContainsAny(line, "|&<>$;\"'`") {
+				continue
+			}
+			args := strings.Fields(line)[1:]
+			if c.CommandPath() == "cdkx" && args[0] != "validate" && args[0] != "diff" && args[0] != "list" {
+				continue // the root's examples that deploy or read deployed state
+			}
+			for i, a := range args {
+				args[i] = strings.Replace(a, "testdata/", testdata+"/", 1)
+			}
+			ran++
+			if _, stderr, code := execute(t, nil, args...); code != 0 {
+				t.Errorf("%s: exit code %d, want 0; stderr:\n%s", line, code, stderr)
+			}
+		}
+	}
+	if ran < 8 {
+		t.Errorf("ran %d example lines, want at least 8: the Examples changed shape", ran)
+	}
+	if entries, _ := os.ReadDir("."); len(entries) != 0 {
+		t.Errorf("the examples left %d files in the folder, want none", len(entries))
+	}
+}
+
+// TestVersion checks that `cdkx version` and `cdkx --version` print the same line.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	out1, _, code1 := execute(t, nil, "version")
+	out2, _, code2 := execute(t, nil, "--version")
+	if code1 != 0 || code2 != 0 {
+		t.Fatalf("exit codes %d, %d; want 0", code1, code2)
+	}
+	if !strings.HasPrefix(out1, "cdkx v1.2.3 (revision ") {
+		t.Errorf("cdkx version = %q, want cdkx v1.2.3 (revision …)", out1)
+	}
+	if diff := cmp.Diff(out1, out2); diff != "" {
+		t.Errorf("cdkx version and cdkx --version differ (-version +--version):\n%s", diff)
+	}
+}
+
+// TestEnvironmentHelp checks that `cdkx help environment` prints the documentation of the variables.
+func TestEnvironmentHelp(t *testing.T) {
+	t.Parallel()
+	out, _, code := execute(t, nil, "help", "environment")
+	if code != 0 || !strings.Contains(out, "CDKX_TOKEN") || !strings.Contains(out, "PDNS_API_URL") {
+		t.Errorf("cdkx help environment = %d, %q; want the variables", code, out)
 	}
 }

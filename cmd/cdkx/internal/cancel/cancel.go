@@ -25,14 +25,15 @@ func NewCmdCancel(f *cli.Factory, runF func(context.Context, *Options) error) *c
 	cmd := &cobra.Command{
 		Use:   "cancel STACK",
 		Short: "Cancel the running update of a stack on the state service",
-		Long: `cancel ends the active update of STACK on the state service (--state https://…): the stack is
+		Long: `Cancel ends the active update of STACK on the state service (--state https://…): the stack is
 unlocked at once, and the cdkx run that held it stops at its next step with "lost the lock of stack
-STACK". What it committed before stays; calls it had in flight are recorded as pending operations, which
-the next deploy reconciles.
+STACK". What it committed before stays; calls it had in flight are recorded as pending operations,
+which the next deploy reconciles.
 
-With local state (a SQLite file or PostgreSQL) there is no service to cancel through: stop the running
-cdkx with Ctrl-C, or remove a dead holder's lock with "cdkx unlock ID --force".`,
-		Args: cobra.ExactArgs(1),
+With local state (a SQLite file or PostgreSQL) there is no service to cancel through: stop the
+running cdkx with Ctrl-C, or remove a dead holder's lock with "cdkx unlock ID --force".`,
+		Example: "  CDKX_STATE=https://cdkx.example.org CDKX_TOKEN=… cdkx cancel App",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {

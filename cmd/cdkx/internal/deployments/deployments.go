@@ -60,8 +60,8 @@ func NewCmdDeployments(f *cli.Factory) *cobra.Command {
 		Short: "List, approve, reject, abort, run, compare and redeploy deployments",
 		Long: `Every deploy, destroy, refresh, import and recorded plan is a deployment: a record of what it runs
 (a snapshot of the assembly and its plan), who created, approved, rejected or aborted it, and how it
-ended. Each stack has one queue: PENDING and APPROVED deployments run one at a time in creation order;
-PROPOSED ones wait for approval and hold no place.
+ended. Each stack has one queue: PENDING and APPROVED deployments run one at a time in creation
+order; PROPOSED ones wait for approval and hold no place.
 
 Statuses: PROPOSED → APPROVED | REJECTED; PENDING | APPROVED → RUNNING → COMPLETED | FAILED;
 PENDING | APPROVED | RUNNING → ABORTED. COMPLETED, FAILED, REJECTED and ABORTED are final.`,
@@ -77,13 +77,17 @@ PENDING | APPROVED | RUNNING → ABORTED. COMPLETED, FAILED, REJECTED and ABORTE
 func NewCmdList(f *cli.Factory, use string) *cobra.Command {
 	var stack, status string
 	var limit int
+	path := "cdkx deployments list"
+	if use == "history" {
+		path = "cdkx history"
+	}
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: "List deployments, newest first",
 		Long: `List prints the deployment records newest first: ID, stack, kind, status, creation time, duration,
 plan (+create ~update ±replace -delete), resulting state version and who created it. With --json, a
 JSON array of the records (as "deployments show --json" prints them, without events).`,
-		Example: "  cdkx " + use + "\n  cdkx " + use + " --stack App --status PENDING,RUNNING --json",
+		Example: "  " + path + "\n  " + path + " --stack App --status PENDING,RUNNING --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			filter := state.DeploymentFilter{Stack: stack, Limit: limit}
@@ -268,10 +272,10 @@ func newCmdAbort(f *cli.Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "abort ID...",
 		Short: "Abort queued or running deployments (nothing is rolled back)",
-		Long: `Abort ends PENDING and APPROVED deployments at once (ABORTED). A RUNNING deployment is asked to stop:
-its process starts no new step within a second, lets the provider calls in flight finish and records
-them, then records it ABORTED and exits 130. ABORTED is not undo: what ran stays; the next deploy
-converges.`,
+		Long: `Abort ends PENDING and APPROVED deployments at once (ABORTED). A RUNNING deployment is asked to
+stop: its process starts no new step within a second, lets the provider calls in flight finish and
+records them, then records it ABORTED and exits 130. ABORTED is not undo: what ran stays; the next
+deploy converges.`,
 		Example: "  cdkx deployments abort 6f1c…",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -339,9 +343,10 @@ func newCmdCompare(f *cli.Factory) *cobra.Command {
 		Use:   "compare A B",
 		Short: "Compare the snapshots of two deployments, property by property",
 		Long: `Compare lists what differs between the snapshots of deployments A and B, resource by resource: each
-changed property as "properties.<name>" (nested: "properties.records[0]"), a changed type, provider or
-dependsOn, and resources only in one of them. Encrypted values are compared when
-CDKX_SECRETS_PASSPHRASE opens them. With --json: {"changes": [{"resource", "path", "from", "to"}, …]}.`,
+changed property as "properties.<name>" (nested: "properties.records[0]"), a changed type, provider
+or dependsOn, and resources only in one of them. Encrypted values are compared when
+CDKX_SECRETS_PASSPHRASE opens them.
+With --json: {"changes": [{"resource", "path", "from", "to"}, …]}.`,
 		Example: "  cdkx deployments compare 6f1c… 9a2b…\n  cdkx deployments compare 6f1c… 9a2b… --json",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -43,6 +43,9 @@ changed and no provider is called. Values that depend on resources not deployed 
 shown and counted.
 
 With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 on error.`,
+		Example: `  cdkx diff --app testdata/examples/dns/cdkx.out
+  cdkx diff App --app testdata/examples/dns/cdkx.out --json
+  cdkx diff --detailed-exitcode || [ $? -eq 2 ]`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {

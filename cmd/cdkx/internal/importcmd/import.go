@@ -31,8 +31,8 @@ func NewCmdImport(f *cli.Factory, runF func(context.Context, *Options) error) *c
 		Use:   "import STACK/LOGICAL_ID PHYSICAL_ID",
 		Short: "Bring an existing object under cdkx's management",
 		Long: `Import records an object that already exists at its provider as the resource the assembly declares
-under STACK/LOGICAL_ID (or a LOGICAL_ID unique across the stacks), like terraform import. The object is
-read by its provider ID (PowerDNS: a zone's canonical name, e.g. example.test.; a record set's
+under STACK/LOGICAL_ID (or a LOGICAL_ID unique across the stacks), like terraform import. The object
+is read by its provider ID (PowerDNS: a zone's canonical name, e.g. example.test.; a record set's
 <zone>/<name>/<type>; RabbitMQ: see its README section), and its live properties become the recorded
 inputs: run cdkx diff next to see how the template differs, and cdkx deploy to make it match.
 Nothing is changed at the provider.`,

@@ -34,7 +34,8 @@ func NewCmdList(f *cli.Factory, runF func(context.Context, *Options) error) *cob
 its type and provider. It reads any assembly the TypeScript cdkx writes, including the legacy
 flat template layout; problems that would stop a deploy are printed on stderr but do not stop
 the listing. Exit 1 when it reports an error (then a deploy would stop too), 0 otherwise.`,
-		Args: cobra.NoArgs,
+		Example: "  cdkx list --app testdata/examples/dns/cdkx.out\n  cdkx list --app testdata/examples/platform/cdkx.out --json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {

@@ -37,9 +37,9 @@ func NewCmdOutputs(f *cli.Factory, runF func(context.Context, *Options) error) *
 one stack (STACK), or one output's value (STACK.KEY). Lines read Stack.Key = value, values as JSON;
 with --json, a JSON object {stack: {key: value}}, or the value alone for STACK.KEY.
 
-With --raw (STACK.KEY only), the value alone for scripts, like terraform output -raw: a string without
-quotes, anything else as JSON, then one newline. Nothing is deployed and no provider is called; a
-folder without state stays without.`,
+With --raw (STACK.KEY only), the value alone for scripts, like terraform output -raw: a string
+without quotes, anything else as JSON, then one newline. Nothing is deployed and no provider is
+called; a folder without state stays without.`,
 		Example: `  cdkx outputs
   cdkx outputs App
   cdkx outputs App.WwwFqdn --raw

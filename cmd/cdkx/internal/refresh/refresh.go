@@ -26,10 +26,12 @@ func NewCmdRefresh(f *cli.Factory, runF func(context.Context, *Options) error) *
 		Use:   "refresh [STACK...]",
 		Short: "Read every resource from its provider and record drift",
 		Long: `Refresh reads every resource recorded in state for the stacks (all stacks with state when none is
-named) from its provider, and records what it finds as a deployment of kind "refresh":
-IN_SYNC, MODIFIED (changed outside cdkx: the recorded inputs take the live values, so that the next
-diff shows the change that corrects them) or DELETED (gone: the record goes, the next deploy creates it
-again). It also settles operations an interrupted run left pending. Nothing is changed at the providers.`,
+named) from its provider, and records what it finds as a deployment of kind "refresh": IN_SYNC,
+MODIFIED (changed outside cdkx: the recorded inputs take the live values, so that the next diff
+shows the change that corrects them) or DELETED (gone: the record goes, the next deploy creates it
+again). It also settles operations an interrupted run left pending. Nothing is changed at the
+providers.`,
+		Example: "  cdkx refresh\n  cdkx refresh App --json",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {

@@ -41,20 +41,25 @@ func NewCmdServer(f *cli.Factory, runF func(context.Context, *Options) error) *c
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run the state service (Pulumi-compatible HTTP API on PostgreSQL)",
-		Long: `server serves stacks' state over HTTP, on PostgreSQL, speaking the update lifecycle of the Pulumi
+		Long: `Server serves stacks' state over HTTP, on PostgreSQL, speaking the update lifecycle of the Pulumi
 Service API: the cdkx CLI and the Pulumi CLI (pulumi login http://HOST:PORT) can both use it.
 
-It listens on 127.0.0.1:8080 unless --listen says otherwise; it speaks plain HTTP, so terminate TLS in a
-proxy in front of it. Several replicas may share one database. Clients authenticate with API tokens
-from "cdkx server token create NAME".
+It listens on 127.0.0.1:8080 unless --listen says otherwise; it speaks plain HTTP, so terminate TLS
+in a proxy in front of it. Several replicas may share one database. Clients authenticate with API
+tokens from "cdkx server token create NAME".
 
-Secrets: with a key (--secrets-key-file, or CDKX_SERVER_SECRETS_KEY), the server encrypts the secrets of
-stacks that use the Pulumi CLI's default service secrets provider (AES-256-GCM; a ciphertext decrypts only
-in the organization it was made for). Make a key with: head -c 32 /dev/urandom | base64 > key. Without
-one, those stacks must use another provider (pulumi stack init --secrets-provider passphrase).
+Secrets: with a key (--secrets-key-file, or CDKX_SERVER_SECRETS_KEY), the server encrypts the
+secrets of stacks that use the Pulumi CLI's default service secrets provider (AES-256-GCM; a
+ciphertext decrypts only in the organization it was made for). Without a key, those stacks must use
+another provider (pulumi stack init --secrets-provider passphrase). Make a key with:
 
-Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SECRETS_KEY (base64 of 32
-bytes) is the secrets key when --secrets-key-file is not given.`,
+  head -c 32 /dev/urandom | base64 > secrets.key
+
+Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SECRETS_KEY (base64 of
+32 bytes) is the secrets key when --secrets-key-file is not given.`,
+		Example: `  export CDKX_DATABASE_URL=postgres://cdkx@127.0.0.1:5432/cdkx
+  cdkx server token create ci --org web
+  cdkx server --listen 127.0.0.1:8080 --secrets-key-file secrets.key`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ListenSet = cmd.Flags().Changed("listen")

@@ -35,28 +35,30 @@ func (o TokenOptions) tokenOptions(defaultOrg string) []server.TokenOption {
 }
 
 func newCmdToken(f *cli.Factory, opts *Options) *cobra.Command {
-	cmd := &cobra.Command{Use: "token", Short: "Create, list or revoke API tokens of the state service"}
+	cmd := &cobra.Command{Use: "token", Short: "Create, list or revoke API tokens of the state service",
+		Example: "  cdkx server token create ci --org web\n  cdkx server token list\n  cdkx server token revoke ci"}
 	var topts TokenOptions
 	create := &cobra.Command{
 		Use:   "create NAME [--org ORG]… [--read-only]",
 		Short: "Create an API token and print it (only once; the server keeps only its SHA-256)",
-		Long: `create issues an API token named NAME and prints it; the server keeps only its SHA-256, so this is the
-one time it can be read. The name is recorded as the author of the updates and deployments the token
-makes.
+		Long: `Create issues an API token named NAME and prints it; the server keeps only its SHA-256, so this is
+the one time it can be read. The name is recorded as the author of the updates and deployments the
+token makes.
 
-A token reaches only its organizations: every request about another one is answered 403, and
-GET /api/user (pulumi whoami, pulumi login) and the stack lists show only its organizations. --org
-names one (repeat it for several); --org '*' reaches every organization, those created later included;
+A token reaches only its organizations: every request about another one is answered 403, and GET
+/api/user (pulumi whoami, pulumi login) and the stack lists show only its organizations. --org names
+one (repeat it for several); --org '*' reaches every organization, those created later included;
 without --org the token reaches the server's default organization only ("organization").
 
 --read-only makes a token that reads: stacks, exports (any version), history, locks, deployments and
 their events, and the decrypt endpoints (reading a stack includes its secrets: pulumi stack output
 --show-secrets). Everything else it sends is answered 403: creating, updating, importing, renaming,
-tagging or deleting stacks, previews (a preview takes the stack's lock), encrypt, and every deployment
-queue change (create, claim, approve, abort, finish).
+tagging or deleting stacks, previews (a preview takes the stack's lock), encrypt, and every
+deployment queue change (create, claim, approve, abort, finish).
 
 Tokens created before scopes existed reach every organization and may write.`,
-		Args: cobra.ExactArgs(1),
+		Example: "  cdkx server token create ci --org web\n  cdkx server token create auditor --org '*' --read-only",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			topts.Name = args[0]
 			srv, err := openTokenServer(cmd, f, opts)
@@ -79,9 +81,10 @@ Tokens created before scopes existed reach every organization and may write.`,
 	create.Flags().BoolVar(&topts.ReadOnly, "read-only", false, "the token may only read (GET requests and decrypt); every other request is refused")
 	cmd.AddCommand(create)
 	cmd.AddCommand(&cobra.Command{
-		Use:   "list",
-		Short: "List the API tokens: name, organizations, access and creation time (never the tokens)",
-		Args:  cobra.NoArgs,
+		Use:     "list",
+		Short:   "List the API tokens: name, organizations, access and creation time (never the tokens)",
+		Example: "  cdkx server token list",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv, err := openTokenServer(cmd, f, opts)
 			if err != nil {
@@ -96,9 +99,10 @@ Tokens created before scopes existed reach every organization and may write.`,
 		},
 	})
 	cmd.AddCommand(&cobra.Command{
-		Use:   "revoke NAME",
-		Short: "Revoke the API token named NAME",
-		Args:  cobra.ExactArgs(1),
+		Use:     "revoke NAME",
+		Short:   "Revoke the API token named NAME",
+		Example: "  cdkx server token revoke ci",
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			srv, err := openTokenServer(cmd, f, opts)
 			if err != nil {

@@ -30,16 +30,18 @@ func NewCmdImport(f *cli.Factory, runF func(context.Context, *ImportOptions) err
 	cmd := &cobra.Command{
 		Use:   "import [--file FILE] [--stack S]",
 		Short: "Replace stacks' state by what cdkx state export wrote",
-		Long: `Import reads what cdkx state export printed (one stack, or {"stacks": [...]}) and makes it the recorded
-state of those stacks in --state, each in one atomic commit recorded as a deployment of kind "import".
-No provider is called. Use it to move state between backends, e.g. from the embedded file to PostgreSQL:
+		Long: `Import reads what cdkx state export printed (one stack, or {"stacks": [...]}) and makes it the
+recorded state of those stacks in --state, each in one atomic commit recorded as a deployment of
+kind "import". No provider is called. Use it to move state between backends, e.g. from the embedded
+file to PostgreSQL:
 
   cdkx state export > state.json
   cdkx state import --state postgres://cdkx@db:5432/cdkx < state.json
 
-The imported state must be valid (no operation pending: settle them with cdkx refresh where the state
-comes from). Each stack's lock is taken first.`,
-		Args: cobra.NoArgs,
+The imported state must be valid (no operation pending: settle them with cdkx refresh where the
+state comes from). Each stack's lock is taken first.`,
+		Example: "  cdkx state export > state.json\n  cdkx state import --state postgres://cdkx@db:5432/cdkx < state.json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {

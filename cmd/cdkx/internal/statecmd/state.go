@@ -26,7 +26,8 @@ type ExportOptions struct {
 
 // NewCmdState returns the `state` command group.
 func NewCmdState(f *cli.Factory) *cobra.Command {
-	cmd := &cobra.Command{Use: "state", Short: "Export and import recorded state"}
+	cmd := &cobra.Command{Use: "state", Short: "Export and import recorded state",
+		Example: "  cdkx state export > state.json\n  cdkx state import --state postgres://cdkx@db:5432/cdkx < state.json"}
 	cmd.AddCommand(NewCmdExport(f, nil), NewCmdImport(f, nil))
 	return cmd
 }
@@ -41,7 +42,8 @@ func NewCmdExport(f *cli.Factory, runF func(context.Context, *ExportOptions) err
 every resource with its type, provider, physical ID, last applied inputs, outputs, direct
 dependencies and status. --version N prints the stack as it was at version N.
 Without --stack every stack is printed, as {"stacks": [...]}.`,
-		Args: cobra.NoArgs,
+		Example: "  cdkx state export\n  cdkx state export --stack App --version 3 > app-v3.json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {

@@ -29,13 +29,14 @@ func NewCmdUnlock(f *cli.Factory, runF func(context.Context, *Options) error) *c
 		Use:   "unlock [LOCK-ID] --force",
 		Short: "List stack locks, or remove one by its ID",
 		Long: `Without an ID, unlock lists the held locks: stack, lock ID, operation, holder, PID, age of the last
-heartbeat, and whether cdkx would take it over on its own (its process is gone on this machine, or it
-sent no heartbeat for ` + engine.StaleAfter.String() + `).
+heartbeat, and whether cdkx would take it over on its own (its process is gone on this machine, or
+it sent no heartbeat for ` + engine.StaleAfter.String() + `).
 
 With an ID and --force, it removes every lock with that ID. Do this only when you know the holder is
 gone (e.g. a CI machine that was lost): two runs changing one stack at once can leave state and the
 providers disagreeing. The next deploy then reconciles any pending operation the holder left.`,
-		Args: cobra.MaximumNArgs(1),
+		Example: "  cdkx unlock\n  cdkx unlock 0b5e… --force",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {

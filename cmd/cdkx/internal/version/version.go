@@ -3,8 +3,6 @@ package version
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -12,22 +10,16 @@ import (
 )
 
 // NewCmdVersion returns the version command: cdkx's version, the VCS revision it was built from and the Go
-// version.
+// version, the same line as `cdkx --version` (cli.VersionLine).
 func NewCmdVersion(f *cli.Factory) *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the cdkx version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the cdkx version",
+		Long:    "Version prints cdkx's version, the VCS revision it was built from, the Go version and the platform,\nthe same line as cdkx --version.",
+		Example: "  cdkx version",
+		Args:    cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
-			rev := "unknown"
-			if bi, ok := debug.ReadBuildInfo(); ok {
-				for _, s := range bi.Settings {
-					if s.Key == "vcs.revision" {
-						rev = s.Value
-					}
-				}
-			}
-			fmt.Fprintf(f.IO.Out, "cdkx %s (revision %s, %s, %s/%s)\n", f.Version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(f.IO.Out, cli.VersionLine(f.Version))
 		},
 	}
 }
