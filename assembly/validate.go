@@ -45,7 +45,7 @@ func validateResource(s *Stack, r *Resource, catalog resource.Catalog) (schema r
 		ds = append(ds, unknownProvider(s, r, catalog))
 	case !ok:
 		types := catalog.Types(r.Provider)
-		ds.Errorf(s.File, r.Path+".type", "unknown type %q for provider %q%s", r.Type, r.Provider, suggestion(r.Type, types))
+		ds.Errorf(s.File, r.Path+".type", "unknown type %q for provider %q%s", r.Type, r.Provider, typeSuggestion(r.Type, types))
 		ds[0].Detail = fmt.Sprintf("check the spelling of \"type\"; the adapter of %q serves %s", r.Provider, listOrNone(types))
 	default:
 		props := r.Path + ".properties"
@@ -75,7 +75,7 @@ func unknownProvider(s *Stack, r *Resource, catalog resource.Catalog) diag.Diagn
 		for _, p := range names {
 			types = append(types, catalog.Types(p)...)
 		}
-		at, what, near = r.Path+".type", "the first segment of \"type\"", suggestion(r.Type, types)
+		at, what, near = r.Path+".type", "the first segment of \"type\"", typeSuggestion(r.Type, types)
 	}
 	return diag.Diagnostic{Severity: diag.Error, File: s.File, Path: at,
 		Summary: fmt.Sprintf("unknown provider %q of resource type %s%s", r.Provider, r.Type, near),

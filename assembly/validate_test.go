@@ -100,12 +100,14 @@ func TestValidate(t *testing.T) {
 			name: "type suggestions",
 			template: `{"resources": {
 				"Case": {"type": "PowerDNS::DNS::Recordset", "properties": {"zoneId": "z", "name": "a.", "type": "A", "records": ["127.0.0.1"]}},
-				"Near": {"type": "PowerDNS::DNS::Domain", "properties": {"name": "a."}},
+				"Near": {"type": "PowerDNS::DNS::Zon", "properties": {"name": "a."}},
+				"Widget": {"type": "PowerDNS::DNS::Widget", "properties": {"name": "a."}},
 				"Far": {"type": "PowerDNS::Cloud::Server", "properties": {"name": "a."}}}}`,
 			want: []string{
 				`error: cdkx.out/A.json: resources.Case.type: unknown type "PowerDNS::DNS::Recordset" for provider "powerdns" (did you mean "PowerDNS::DNS::RecordSet"?); check the spelling of "type"; the adapter of "powerdns" serves PowerDNS::DNS::RecordSet, PowerDNS::DNS::Zone`,
 				`error: cdkx.out/A.json: resources.Far.type: unknown type "PowerDNS::Cloud::Server" for provider "powerdns"; check the spelling of "type"; the adapter of "powerdns" serves PowerDNS::DNS::RecordSet, PowerDNS::DNS::Zone`,
-				`error: cdkx.out/A.json: resources.Near.type: unknown type "PowerDNS::DNS::Domain" for provider "powerdns" (did you mean "PowerDNS::DNS::Zone"?); check the spelling of "type"; the adapter of "powerdns" serves PowerDNS::DNS::RecordSet, PowerDNS::DNS::Zone`,
+				`error: cdkx.out/A.json: resources.Near.type: unknown type "PowerDNS::DNS::Zon" for provider "powerdns" (did you mean "PowerDNS::DNS::Zone"?); check the spelling of "type"; the adapter of "powerdns" serves PowerDNS::DNS::RecordSet, PowerDNS::DNS::Zone`,
+				`error: cdkx.out/A.json: resources.Widget.type: unknown type "PowerDNS::DNS::Widget" for provider "powerdns"; check the spelling of "type"; the adapter of "powerdns" serves PowerDNS::DNS::RecordSet, PowerDNS::DNS::Zone`,
 			},
 		},
 		{

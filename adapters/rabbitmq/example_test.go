@@ -40,7 +40,7 @@ func TestExampleAssemblies(t *testing.T) {
 			if len(ds) != 0 {
 				t.Fatalf("Load(%q) diagnostics: %v", tt.dir, ds)
 			}
-			if ds := assembly.Validate(a, registry.Schema); len(ds) != 0 {
+			if ds := assembly.Validate(a, registry); len(ds) != 0 {
 				t.Fatalf("Validate(%q) diagnostics: %v", tt.dir, ds)
 			}
 			got := map[string][]string{}

@@ -6,6 +6,26 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 )
 
+func TestNearestWithin(t *testing.T) {
+	t.Parallel()
+	types := []string{"PowerDNS::DNS::RecordSet", "PowerDNS::DNS::Zone"}
+	tests := []struct {
+		name  string
+		edits int
+		want  string
+	}{
+		{"PowerDNS::DNS::Widget", 2, ""},
+		{"PowerDNS::DNS::Widget", 7, "PowerDNS::DNS::Zone"}, // what Nearest's bound for 21 characters allows
+		{"PowerDNS::DNS::Zones", 2, "PowerDNS::DNS::Zone"},
+		{"PowerDNS::DNS::RECORDSET", 0, "PowerDNS::DNS::RecordSet"}, // letter case needs no edit
+	}
+	for _, tt := range tests {
+		if got := diag.NearestWithin(tt.name, types, tt.edits); got != tt.want {
+			t.Errorf("NearestWithin(%q, %d) = %q, want %q", tt.name, tt.edits, got, tt.want)
+		}
+	}
+}
+
 func TestNearest(t *testing.T) {
 	t.Parallel()
 	ids := []string{"AppWwwRecordSet1E6C2A94", "AppApiRecordSet4A7D9B03", "Zone", "X"}
