@@ -140,6 +140,8 @@ func New(cfg Config) (*Provider, error) {
 		api: &transport.JSON{
 			Client: transport.New(transport.Options{
 				Provider:     Name,
+				Service:      "Hetzner Cloud",
+				URLSetting:   EnvEndpoint,
 				HTTPClient:   cfg.HTTPClient,
 				Retry:        retry,
 				ErrorMessage: errorMessage,

@@ -2,13 +2,17 @@ package hcloud_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"net/http/httptest"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cdkx-dev/cdkx/adapters/hcloud"
 	"github.com/cdkx-dev/cdkx/adapters/internal/scripted"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
 const testToken = "test-token"
@@ -33,3 +37,22 @@ func scriptedProvider(t *testing.T, want ...scripted.Exchange) (*hcloud.Provider
 }
 
 func ctx(t *testing.T) context.Context { return t.Context() }
+
+// TestEndpointRefused: an API that refuses the connection is reported with HCLOUD_ENDPOINT, the variable
+// that points at it.
+func TestEndpointRefused(t *testing.T) {
+	t.Parallel()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close() // its port now refuses connections
+	p, err := hcloud.New(hcloud.Config{Token: testToken, Endpoint: closed.URL + "/v1",
+		Retry: transport.Retry{Max: 1, WaitMin: time.Millisecond, WaitMax: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Read(ctx(t), resource.ReadRequest{Type: hcloud.TypeFirewall, PhysicalID: "42"})
+	want := "Hetzner Cloud at " + closed.URL + " (HCLOUD_ENDPOINT) refused the connection: is it running, and is HCLOUD_ENDPOINT right? " +
+		"(GET /v1/firewalls/42, 2 attempts)"
+	if err == nil || err.Error() != want || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("Read error = %v, want %q wrapping ECONNREFUSED", err, want)
+	}
+}

@@ -106,6 +106,8 @@ func New(cfg Config) (*Provider, error) {
 		api: &transport.JSON{
 			Client: transport.New(transport.Options{
 				Provider:     Name,
+				Service:      "PowerDNS",
+				URLSetting:   EnvAPIURL,
 				HTTPClient:   cfg.HTTPClient,
 				Retry:        cfg.Retry,
 				ErrorMessage: errorMessage,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -386,9 +387,10 @@ func TestPowerDNSDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = p.Read(t.Context(), resource.ReadRequest{Type: powerdns.TypeZone, PhysicalID: "example.test."})
-	want := "powerdns: GET http://" + addr + zoneURL + "?rrsets=REDACTED: giving up after 2 attempts: "
-	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "connection refused") {
-		t.Errorf("Read error = %v, want prefix %q and connection refused", err, want)
+	want := "PowerDNS at http://" + addr + " (PDNS_API_URL) refused the connection: is it running, and is PDNS_API_URL right? " +
+		"(GET " + zoneURL + "?rrsets=REDACTED, 2 attempts)"
+	if err == nil || err.Error() != want || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("Read error = %v, want %q wrapping ECONNREFUSED", err, want)
 	}
 }
 

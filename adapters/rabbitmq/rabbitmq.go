@@ -147,6 +147,8 @@ func New(cfg Config) (*Provider, error) {
 		api: &transport.JSON{
 			Client: transport.New(transport.Options{
 				Provider:     Name,
+				Service:      "RabbitMQ",
+				URLSetting:   EnvAPIURL,
 				HTTPClient:   cfg.HTTPClient,
 				Retry:        retry,
 				ErrorMessage: errorMessage,

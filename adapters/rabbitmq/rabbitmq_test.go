@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -243,9 +244,10 @@ func TestBrokerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = p.Read(t.Context(), resource.ReadRequest{Type: rabbitmq.TypeVirtualHost, PhysicalID: "/"})
-	want := "rabbitmq: GET http://" + addr + "/api/vhosts/%2F: giving up after 2 attempts: "
-	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "connection refused") {
-		t.Errorf("Read error = %v, want prefix %q and connection refused", err, want)
+	want := "RabbitMQ at http://" + addr + " (RABBITMQ_API_URL) refused the connection: is it running, and is RABBITMQ_API_URL right? " +
+		"(GET /api/vhosts/%2F, 2 attempts)"
+	if err == nil || err.Error() != want || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("Read error = %v, want %q wrapping ECONNREFUSED", err, want)
 	}
 }
 

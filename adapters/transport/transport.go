@@ -31,10 +31,12 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -99,6 +101,11 @@ type Retry struct {
 type Options struct {
 	// Provider is the adapter's name, e.g. "powerdns": it prefixes errors and log records.
 	Provider string
+	// Service is the API's name for people, e.g. "PowerDNS", and URLSetting the environment variable or
+	// flag its URL comes from, e.g. "PDNS_API_URL". With both set, a request that no attempt got through
+	// because the connection was refused or the host name is unknown fails with an *UnreachableError
+	// that names the setting and what to check.
+	Service, URLSetting string
 	// HTTPClient sends each attempt; nil means a pooled client (go-cleanhttp) that keeps up to
 	// DefaultMaxIdleConnsPerHost idle connections (net/http keeps 2, and go-cleanhttp GOMAXPROCS+1, so
 	// that at 10 requests in flight most would open a new connection), and whose attempts give up when no
@@ -127,6 +134,8 @@ type Options struct {
 // Client sends requests with retries. It is safe for concurrent use.
 type Client struct {
 	provider string
+	service  string // Options.Service
+	setting  string // Options.URLSetting
 	rc       *retryablehttp.Client
 	message  func(resp *http.Response, body []byte) string
 	secrets  []string // Options.Secrets without empty strings
@@ -199,7 +208,7 @@ func New(opts Options) *Client {
 	if msg == nil {
 		msg = func(_ *http.Response, body []byte) string { return ErrorText(body) }
 	}
-	return &Client{provider: opts.Provider, rc: rc, message: msg, secrets: secrets}
+	return &Client{provider: opts.Provider, service: opts.Service, setting: opts.URLSetting, rc: rc, message: msg, secrets: secrets}
 }
 
 // Do sends req (built with http.NewRequestWithContext; its body is buffered so that it can be resent)
@@ -249,6 +258,9 @@ func (c *Client) do(rreq *retryablehttp.Request) (*http.Response, error) {
 			Status: st.resp.StatusCode, Message: c.message(st.resp, body)}
 	case st.err != nil:
 		re.Err = netCause(st.err)
+		if c.service != "" && c.setting != "" && unreachable(re.Err) {
+			re.Err = &UnreachableError{Service: c.service, URL: req.URL.Scheme + "://" + req.URL.Host, Setting: c.setting, Err: re.Err}
+		}
 	default:
 		re.Err = errors.New("no response")
 	}
@@ -268,11 +280,16 @@ type RetryError struct {
 }
 
 // Error renders e.g. `powerdns: GET http://127.0.0.1:8081/api/v1/servers/localhost/zones/x.: giving up
-// after 5 attempts: 503: backend unavailable`.
+// after 5 attempts: 503: backend unavailable`. When the cause is an *UnreachableError, what to check comes
+// first: `PowerDNS at http://127.0.0.1:8081 (PDNS_API_URL) refused the connection: is it running, and is
+// PDNS_API_URL right? (GET /api/v1/servers/localhost/zones/x., 5 attempts)`.
 func (e *RetryError) Error() string {
 	cause := "no response"
 	var pe *resource.ProviderError
+	var ue *UnreachableError
 	switch {
+	case errors.As(e.Err, &ue):
+		return fmt.Sprintf("%s (%s %s, %d attempts)", ue.Error(), e.Method, strings.TrimPrefix(e.URL, ue.URL), e.Attempts)
 	case errors.As(e.Err, &pe):
 		cause = fmt.Sprintf("%d: %s", pe.Status, pe.Message)
 	case e.Err != nil:
@@ -292,6 +309,36 @@ func (e *RetryError) Is(target error) bool {
 	}
 	var pe *resource.ProviderError
 	return !errors.As(e.Err, &pe) && !errors.Is(e.Err, context.Canceled) && !errors.Is(e.Err, context.DeadlineExceeded)
+}
+
+// UnreachableError is the cause of a *RetryError when no attempt reached the API because the connection
+// was refused or the host name is unknown: the URL is probably wrong, or the server is not running. It
+// names the setting the URL comes from (Options.URLSetting).
+type UnreachableError struct {
+	Service string // e.g. "PowerDNS"
+	URL     string // scheme://host[:port] that was dialled
+	Setting string // e.g. "PDNS_API_URL"
+	Err     error  // the network error
+}
+
+// Error renders e.g. `PowerDNS at http://127.0.0.1:8081 (PDNS_API_URL) refused the connection: is it
+// running, and is PDNS_API_URL right?`.
+func (e *UnreachableError) Error() string {
+	var dns *net.DNSError
+	if errors.As(e.Err, &dns) {
+		return fmt.Sprintf("%s at %s (%s): no such host %q: is %s right?", e.Service, e.URL, e.Setting, dns.Name, e.Setting)
+	}
+	return fmt.Sprintf("%s at %s (%s) refused the connection: is it running, and is %s right?", e.Service, e.URL, e.Setting, e.Setting)
+}
+
+// Unwrap returns the network error, so that errors.Is(err, syscall.ECONNREFUSED) holds.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// unreachable reports whether err, a network error of an attempt, says that the URL leads nowhere: the
+// connection was refused, or the host name does not resolve.
+func unreachable(err error) bool {
+	var dns *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &dns) && dns.IsNotFound)
 }
 
 // ErrorText renders an error body as one line of at most MaxErrorText bytes: whitespace runs become one

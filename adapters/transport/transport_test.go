@@ -493,3 +493,59 @@ func TestRetryAfterHookAndWrap(t *testing.T) {
 		})
 	}
 }
+
+// TestUnreachableNamesTheSetting: a request that never reached the API because the connection was refused
+// or the host name is unknown says which setting holds the URL and what to check; other failures, and a
+// client that names no setting, keep the plain RetryError.
+func TestUnreachableNamesTheSetting(t *testing.T) {
+	t.Parallel()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()            // its port now refuses connections
+	refused := &http.Client{} // dials for real
+	noHost := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return nil, &net.DNSError{Err: "no such host", Name: "pdns.example", IsNotFound: true}
+	})}
+	timeout := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return nil, &net.DNSError{Err: "i/o timeout", Name: "pdns.example", IsTimeout: true}
+	})}
+	tests := []struct {
+		name             string
+		client           *http.Client
+		service, setting string
+		url              string
+		want             string
+		wantUnreachable  bool
+	}{
+		{name: "refused", client: refused, service: "PowerDNS", setting: "PDNS_API_URL", url: closed.URL + "/api/v1/servers/localhost",
+			want:            "PowerDNS at " + closed.URL + " (PDNS_API_URL) refused the connection: is it running, and is PDNS_API_URL right? (GET /api/v1/servers/localhost, 2 attempts)",
+			wantUnreachable: true},
+		{name: "state service", client: refused, service: "the state service", setting: "--state/CDKX_STATE", url: closed.URL + "/api/user",
+			want:            "the state service at " + closed.URL + " (--state/CDKX_STATE) refused the connection: is it running, and is --state/CDKX_STATE right? (GET /api/user, 2 attempts)",
+			wantUnreachable: true},
+		{name: "no such host", client: noHost, service: "RabbitMQ", setting: "RABBITMQ_API_URL", url: "http://pdns.example:15672/api/whoami",
+			want:            `RabbitMQ at http://pdns.example:15672 (RABBITMQ_API_URL): no such host "pdns.example": is RABBITMQ_API_URL right? (GET /api/whoami, 2 attempts)`,
+			wantUnreachable: true},
+		{name: "other network error", client: timeout, service: "RabbitMQ", setting: "RABBITMQ_API_URL", url: "http://pdns.example:15672/api/whoami",
+			want: "test: GET http://pdns.example:15672/api/whoami: giving up after 2 attempts: lookup pdns.example: i/o timeout"},
+		{name: "no setting named", client: noHost, url: "http://pdns.example:15672/api/whoami",
+			want: "test: GET http://pdns.example:15672/api/whoami: giving up after 2 attempts: lookup pdns.example: no such host"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := transport.New(transport.Options{Provider: "test", Service: tt.service, URLSetting: tt.setting, HTTPClient: tt.client,
+				Retry: transport.Retry{Max: 1, WaitMin: time.Millisecond, WaitMax: time.Millisecond}})
+			_, err := get(t, c, tt.url)
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("Do() = %v, want %q", err, tt.want)
+			}
+			var ue *transport.UnreachableError
+			if got := errors.As(err, &ue); got != tt.wantUnreachable {
+				t.Errorf("errors.As(err, *UnreachableError) = %t, want %t", got, tt.wantUnreachable)
+			}
+			if !errors.Is(err, resource.ErrUnreachable) {
+				t.Errorf("errors.Is(err, resource.ErrUnreachable) = false for %v", err)
+			}
+		})
+	}
+}

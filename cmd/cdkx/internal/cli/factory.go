@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/user"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/cdkx-dev/cdkx/adapters/core"
@@ -52,7 +55,7 @@ func New(version string) *Factory {
 		if isPostgresURL(location) {
 			b, err := postgres.Open(ctx, location)
 			if err != nil {
-				return nil, err
+				return nil, namePostgresSetting(err)
 			}
 			return b, nil
 		}
@@ -101,6 +104,12 @@ func isServiceURL(location string) bool {
 // request rides out about 10 s of database outage; a service that refuses connections, about 28 s of
 // backoff (0.25 s doubling to 4 s, with jitter).
 func OpenService(ctx context.Context, location string, getenv func(string) string) (state.Backend, error) {
+	return openService(ctx, location, getenv, transport.Retry{Max: 10, WaitMin: 250 * time.Millisecond, WaitMax: 4 * time.Second, MaxRetryAfter: 10 * time.Second})
+}
+
+// openService is OpenService with the retry policy retry. A service that refuses the connection, or whose
+// host name is unknown, is reported by the *transport.RetryError alone, which names --state/CDKX_STATE.
+func openService(ctx context.Context, location string, getenv func(string) string, retry transport.Retry) (state.Backend, error) {
 	project := getenv("CDKX_PROJECT")
 	if project == "" {
 		wd, err := os.Getwd()
@@ -110,13 +119,26 @@ func OpenService(ctx context.Context, location string, getenv func(string) strin
 		project = filepath.Base(wd)
 	}
 	token := getenv("CDKX_TOKEN")
-	client := transport.New(transport.Options{Provider: "state service", Secrets: []string{token},
-		Retry: transport.Retry{Max: 10, WaitMin: 250 * time.Millisecond, WaitMax: 4 * time.Second, MaxRetryAfter: 10 * time.Second}})
+	client := transport.New(transport.Options{Provider: "state service", Service: "the state service",
+		URLSetting: "--state/CDKX_STATE", Secrets: []string{token}, Retry: retry})
 	b, err := service.Open(ctx, location, service.Options{Token: token, Organization: getenv("CDKX_ORG"), Project: project, Client: client})
+	var re *transport.RetryError
+	if errors.As(err, &re) && errors.As(re, new(*transport.UnreachableError)) {
+		return nil, re
+	}
 	if err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// namePostgresSetting prefixes an error of postgres.Open that says the server could not be reached (the
+// connection was refused, or the host name is unknown) with the setting the URL comes from.
+func namePostgresSetting(err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.As(err, new(*net.DNSError)) {
+		return fmt.Errorf("--state/CDKX_STATE: %w", err)
+	}
+	return err
 }
 
 // isPostgresURL reports whether the state location names a PostgreSQL database (postgres:// or
