@@ -67,12 +67,16 @@ Providers:
                          50×)
   HCLOUD_ACTION_TIMEOUT  longest wait for one Hetzner action (default 10m)`
 
-// VersionLine is what `cdkx version` and `cdkx --version` print: the version, the VCS revision the
-// binary was built from, the Go version and the platform, e.g.
+// VersionLine is what `cdkx version` and `cdkx --version` print: the version (for a "dev" build, the
+// module version go install recorded, when there is one), the VCS revision the binary was built from,
+// the Go version and the platform, e.g.
 // "cdkx v1.2.0 (revision 4d0df5e…, go1.26.8, linux/amd64)".
 func VersionLine(version string) string {
 	rev := "unknown"
 	if bi, ok := debug.ReadBuildInfo(); ok {
+		if version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			version = bi.Main.Version // go install …/cmd/cdkx@v1.2.3 sets no -ldflags, but records the module version
+		}
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {
 				rev = s.Value
