@@ -63,6 +63,7 @@ func TestReadOnlyCommandsCreateNoState(t *testing.T) {
 		{args: []string{"deployments", "list"}},
 		{args: []string{"deployments", "show", "6f1c"}, wantCode: cli.ExitErr},
 		{args: []string{"state", "export"}},
+		{args: []string{"unlock"}},
 		{args: []string{"list", "--app", app}},
 		{args: []string{"validate", "--app", app}},
 		{args: []string{"diff", "--app", app}},

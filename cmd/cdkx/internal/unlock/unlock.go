@@ -60,7 +60,11 @@ providers disagreeing. The next deploy then reconciles any pending operation the
 }
 
 func unlockRun(ctx context.Context, opts *Options) error {
-	b, err := opts.F.OpenBackend(ctx, opts.Config.State)
+	open := opts.F.OpenBackend
+	if opts.ID == "" {
+		open = opts.F.OpenReadOnly // listing only reads: a folder without state stays without
+	}
+	b, err := open(ctx, opts.Config.State)
 	if err != nil {
 		return err
 	}
