@@ -97,7 +97,8 @@ func commands(root *cobra.Command) []*cobra.Command {
 var deployDestroy = map[string]bool{"cdkx deploy": true, "cdkx destroy": true}
 
 // TestHelpTexts checks every command's help: a Short in sentence case without a final period, Long and
-// Example lines within 100 columns, and an Example for every command that runs.
+// Example lines and the whole --help output (flags wrap) within 100 columns, and an Example for every
+// command that runs.
 func TestHelpTexts(t *testing.T) {
 	t.Parallel()
 	root := newRoot(cli.New("dev"))
@@ -130,6 +131,13 @@ func TestHelpTexts(t *testing.T) {
 		}
 		if (c.Runnable() || c.HasSubCommands()) && c.Example == "" && c.Name() != "environment" {
 			t.Errorf("%s: no Example", path)
+		}
+		args := append(strings.Fields(path)[1:], "--help")
+		out, _, _ := execute(t, nil, args...)
+		for _, l := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(l); n > 100 {
+				t.Errorf("%s --help: a line of %d columns, want at most 100: %q", path, n, l)
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -104,6 +105,9 @@ environment variables it reads.`,
 	}
 	// The same line as `cdkx version` (a version never holds a template's "{{").
 	root.SetVersionTemplate(VersionLine(version) + "\n")
+	// Flag descriptions wrap at 100 columns, as the help texts do.
+	root.SetUsageTemplate(strings.NewReplacer(".LocalFlags.FlagUsages", "(.LocalFlags.FlagUsagesWrapped 100)",
+		".InheritedFlags.FlagUsages", "(.InheritedFlags.FlagUsagesWrapped 100)").Replace(root.UsageTemplate()))
 	AddGlobalFlags(root.PersistentFlags())
 	root.AddCommand(&cobra.Command{Use: "environment", Short: "Environment variables cdkx reads", Long: EnvironmentHelp})
 	return root
