@@ -186,6 +186,9 @@ func (t *Table) Event(e engine.Event) {
 		if l := stackLabel(e.Status); l != "" {
 			p.label = l
 		}
+		if e.Status == engine.UpdateRollbackInProgress || e.Status == engine.RollbackInProgress {
+			p.status = statusMax // the rollback's rows line up from the first
+		}
 		rows = append(rows, t.stackRow(e))
 		t.emit(rows)
 		return
@@ -303,7 +306,7 @@ func (t *Table) resourceRow(e engine.Event) string {
 }
 
 // row renders `<time> <stack> <type> <logicalId> <status> [detail]` in the widths of l; a physical ID
-// is shortened in the middle, a reason at its end.
+// is shortened at its start, a reason at its end.
 func (t *Table) row(l layout, ts string, e engine.Event, status string, st lipgloss.Style, detail string, physical bool) string {
 	var b strings.Builder
 	b.WriteString(ts + sep)
@@ -316,7 +319,7 @@ func (t *Table) row(l layout, ts string, e engine.Event, status string, st lipgl
 	b.WriteString(st.Render(pad(status, l.status)))
 	if detail != "" && l.detail > 0 {
 		if physical {
-			b.WriteString(sep + t.pal.dim.Render(shortenMiddle(detail, l.detail)))
+			b.WriteString(sep + t.pal.dim.Render(shortenStart(detail, l.detail)))
 		} else {
 			b.WriteString(sep + shortenEnd(detail, l.detail))
 		}

@@ -8,8 +8,10 @@ import (
 )
 
 // The live region is redrawn with ANSI sequences every terminal understands: the cursor goes up over
-// the lines drawn last (CSI n A), and everything below it is erased (CSI J). Because every line fits the
-// width, the lines drawn are the rows to go up; after a resize, the rows they wrapped into.
+// the lines drawn last (CSI n A), erases each (CSI 2K, CSI B down) and goes back up to the first. Because
+// every line fits the width, the lines drawn are the rows to go up; after a resize, the rows they wrapped
+// into. (Erasing to the end of the screen, CSI J, would be shorter, but tmux and some terminals keep a
+// screen erased from its top line in their scrollback: the region would pile up there.)
 
 // draw writes rows above the live region and the region drawn at now, in one write. Called with t.mu
 // held.
@@ -30,7 +32,7 @@ func (t *Table) draw(rows []string, now time.Time) {
 	}
 }
 
-// erase moves the cursor to the first line of the region drawn last and erases to the end of the screen.
+// erase blanks the lines of the region drawn last and moves the cursor to the first of them.
 func (t *Table) erase(b *strings.Builder) {
 	if len(t.drawn) == 0 {
 		return
@@ -40,7 +42,13 @@ func (t *Table) erase(b *strings.Builder) {
 	for _, lw := range t.drawn {
 		n += max(1, (lw+w-1)/w)
 	}
-	fmt.Fprintf(b, "\r\x1b[%dA\x1b[J", n)
+	fmt.Fprintf(b, "\r\x1b[%dA\x1b[2K", n)
+	for range n - 1 {
+		b.WriteString("\x1b[B\x1b[2K")
+	}
+	if n > 1 {
+		fmt.Fprintf(b, "\x1b[%dA", n-1)
+	}
 }
 
 // region returns the live region's lines at now: the steps in flight, longest running first, with

@@ -12,7 +12,7 @@ import (
 // row fits the width.
 const (
 	stackCap, typeCap, idCap = 24, 40, 48
-	stackMin, typeMin, idMin = 5, 9, 16
+	stackMin, typeMin, idMin = 10, 9, 16
 	// plainDetailCap bounds the physical ID or reason of a plain row (CI logs): the full text of a
 	// failure is in the summary.
 	plainDetailCap = 200
@@ -99,6 +99,18 @@ func shortenMiddle(s string, n int) string {
 	}
 	head := (n - 1 + 1) / 2
 	return takeHead(s, head) + "…" + takeTail(s, n-1-head)
+}
+
+// shortenStart returns s cut to n cells, its start replaced by "…": the end of a physical ID (a record's
+// name and type, a path's last part) tells it apart.
+func shortenStart(s string, n int) string {
+	if width(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	return "…" + takeTail(s, n-1)
 }
 
 // shortenType returns a resource type cut to n cells: its leading "Provider::" segments go first
