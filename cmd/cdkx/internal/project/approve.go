@@ -50,6 +50,7 @@ func ApprovePlan(ctx context.Context, f *cli.Factory, cfg *cli.Config) func(*pla
 			return false, &cli.ExitError{Code: cli.ExitErr, Err: fmt.Errorf("deploy %w: the plan %s (--require-approval %s), but there is no terminal to ask on (or CI is set), so nothing was changed; review the plan with cdkx diff, then pass --yes to deploy it",
 				cli.ErrNeedsApproval, what, cfg.RequireApproval)}
 		}
+		PauseView(f) // asked again after a settling run, the region of that run is still drawn
 		view.Plan(f.IO.ErrOut, plan, f.IO.Color && !cfg.NoColor)
 		fmt.Fprintln(f.IO.ErrOut)
 		return cli.Confirm(ctx, f.IO, cli.ConfirmQuestion, "nothing was changed")

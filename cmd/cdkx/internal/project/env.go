@@ -65,16 +65,32 @@ const liveRefresh = 200 * time.Millisecond
 // again, no longer the run's table.
 func Finish(f *cli.Factory, cfg *cli.Config, command string, res *engine.Result, elapsed time.Duration, outputs map[string]map[string]any) error {
 	Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: command, Result: res, Elapsed: elapsed, Outputs: outputs})
-	if t, ok := f.IO.ErrOut.(*view.Table); ok {
-		f.IO.ErrOut = t.Out()
-	}
+	endView(f)
 	if err := res.Err(); err != nil {
 		return &cli.ExitError{Code: cli.ExitCode(err)}
 	}
 	return nil
 }
 
-// RunError turns what an operation returned into what the command ends with: a locked stack says what to
+// endView ends the command's table: the live region, if any, leaves the screen, and stderr is the terminal
+// again.
+func endView(f *cli.Factory) {
+	if t, ok := f.IO.ErrOut.(*view.Table); ok {
+		t.Pause()
+		f.IO.ErrOut = t.Out()
+	}
+}
+
+// PauseView takes the live region of a command's table, if any, off the screen until its next run, so that
+// a question can be asked below what was printed.
+func PauseView(f *cli.Factory) {
+	if t, ok := f.IO.ErrOut.(*view.Table); ok {
+		t.Pause()
+	}
+}
+
+// RunError turns what an operation returned into what the command ends with (the live region leaves
+// the screen first): a locked stack says what to
 // do (exit 3), a plan with errors exits 1 (its diagnostics were printed), an unsettled pending operation
 // shows what failed (exit 4), "nothing to do" prints why and succeeds, a confirmation answered no prints
 // that nothing changed and exits 1.
@@ -82,6 +98,10 @@ func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
 	var le *state.LockedError
 	var pe *operation.PlanError
 	var se *operation.SettleError
+	if errors.As(err, &se) {
+		Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: "refresh", Result: se.Result})
+	}
+	endView(f)
 	switch {
 	case err == nil:
 		return nil
@@ -91,8 +111,7 @@ func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
 		return &cli.ExitError{Code: cli.ExitLocked, Err: err}
 	case errors.As(err, &pe):
 		return &cli.ExitError{Code: cli.ExitErr}
-	case errors.As(err, &se):
-		Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: "refresh", Result: se.Result})
+	case se != nil:
 		return &cli.ExitError{Code: cli.ExitFailed, Err: se}
 	case errors.Is(err, operation.ErrNothing):
 		msg := err.Error()

@@ -116,3 +116,21 @@ func (t *Table) Write(p []byte) (int, error) {
 	t.draw(nil, t.now())
 	return len(p), nil
 }
+
+// Pause takes the live region off the screen and stops redrawing it, for a question asked in the middle of
+// a command or an error that ends it; the next Begin draws it again. Plain, it does nothing.
+func (t *Table) Pause() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var b strings.Builder
+	t.erase(&b)
+	t.drawn = nil
+	t.phase.active = false
+	if t.stop != nil {
+		close(t.stop)
+		t.stop = nil
+	}
+	if b.Len() > 0 {
+		_, _ = io.WriteString(t.w, b.String())
+	}
+}

@@ -299,3 +299,23 @@ func TestTableWrite(t *testing.T) {
 		t.Errorf("screen ends:\n%s\nwant:\n%s", scr, want)
 	}
 }
+
+// TestTablePause: a paused table takes its region off the screen, so that a question or an error is
+// printed below the rows, not under a footer that keeps ticking; the next run draws it again.
+func TestTablePause(t *testing.T) {
+	var buf bytes.Buffer
+	tab := view.NewTable(&buf, view.TableOptions{Live: true, Now: func() time.Time { return t0 }}, []string{"App"}, []string{"T"}, []string{"A"})
+	tab.Event(engine.Event{Time: t0, Stack: "App", Type: "T", LogicalID: "A", Status: engine.CreateInProgress})
+	tab.Event(engine.Event{Time: t0, Stack: "App", Type: "T", LogicalID: "A", Status: engine.CreateComplete, PhysicalID: "a-1"})
+	tab.Pause()
+	fmt.Fprintf(tab, "Do you want to perform these actions? (y/N) ")
+	scr := screen(buf.String(), 80)
+	if strings.Contains(scr, "·") || !strings.HasSuffix(strings.TrimRight(scr, "\n"), "CREATE_COMPLETE     a-1\nDo you want to perform these actions? (y/N) ") {
+		t.Errorf("screen after Pause:\n%s\nwant the rows and the question, no footer", scr)
+	}
+	tab.Begin([]string{"App"}, []string{"T"}, []string{"B"})
+	tab.Event(engine.Event{Time: t0, Stack: "App", Type: "T", LogicalID: "B", Status: engine.CreateInProgress})
+	if scr := screen(buf.String(), 80); !strings.HasSuffix(scr, "· 1 in flight · 0s\n") {
+		t.Errorf("screen after the next Begin:\n%s\nwant the footer again", scr)
+	}
+}
