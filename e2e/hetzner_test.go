@@ -358,7 +358,7 @@ func TestHetznerLifecycle(t *testing.T) {
 	if !strings.Contains(out, "serverType") {
 		t.Errorf("diff of a server-type change does not name serverType:\n%s", out)
 	}
-	r.must(0, "deploy", "--app", app)
+	r.must(0, "deploy", "--app", app, "--yes") // a replacement needs approval
 	after := serverNamed(t, f, "e2e-app-server")
 	if after.ID == before.ID || after.ServerType.Name != "cax21" {
 		t.Errorf("after a server-type change: server %d (%s), want a new cax21 server", after.ID, after.ServerType.Name)
@@ -376,7 +376,7 @@ func TestHetznerLifecycle(t *testing.T) {
 		lb := resourceOf(tmpl, "NetworkingLoadBalancer70C95831")
 		lb["dependsOn"] = []any{"NetworkingSubnet1918991E", "NetworkingNetworkDA639174"}
 	})
-	r.must(0, "deploy", "--app", app)
+	r.must(0, "deploy", "--app", app, "--yes") // a deletion needs approval
 	nets, err := f.client.Network.All(ctx)
 	if err != nil || len(nets) != 1 || len(nets[0].Routes) != 0 {
 		t.Errorf("after removing the route: networks %v (%v), want one without routes", nets, err)
@@ -623,7 +623,7 @@ func TestHetznerSubnetReplace(t *testing.T) {
 	if !strings.Contains(out, "ipRange") {
 		t.Errorf("diff does not name ipRange:\n%s", out)
 	}
-	r.must(0, "deploy", "--app", app)
+	r.must(0, "deploy", "--app", app, "--yes") // a replacement needs approval
 	nets, err := f.client.Network.All(ctx)
 	if err != nil || len(nets) != 1 {
 		t.Fatalf("networks: %v (%v)", nets, err)
