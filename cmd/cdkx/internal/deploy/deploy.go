@@ -45,10 +45,10 @@ objects deleted, updated ones restored; --no-rollback keeps it). The live event 
 stderr, stack outputs to stdout.
 
 --target ID (Stack/LogicalID, or a LogicalID unique across the stacks; repeatable) deploys only that
-resource and what it depends on; reading another stack's outputs pulls in that whole stack. --exclude
-ID leaves that resource and everything that depends on it alone, and wins over --target. Resources
-left out get no provider call and no state change; resources gone from the assembly are deleted only
-when selected; a stack covered only partly keeps its recorded outputs.
+resource and what it depends on; reading another stack's outputs pulls in that whole stack.
+--exclude ID leaves that resource and everything that depends on it alone, and wins over --target.
+Resources left out get no provider call and no state change; resources gone from the assembly are
+deleted only when selected; a stack covered only partly keeps its recorded outputs.
 
 Before a plan that replaces or deletes a resource runs (--require-approval destructive, the default;
 "any" asks before any change, "never" never asks; also "requireApproval" in cdkx.json), deploy shows
@@ -65,9 +65,14 @@ CDKX_SECRETS_PASSPHRASE.
 
 Exit codes: 0 ok, 1 error, 3 a stack is locked or still queued, 4 a resource failed, 130
 interrupted or aborted.`,
-		Example: "  cdkx deploy\n  cdkx deploy App --concurrency 20\n  cdkx deploy --json > events.jsonl\n" +
-			"  cdkx deploy --target App/WwwRecordSet --exclude App/MailRecordSet\n" +
-			"  cdkx deploy --propose --message \"lower the TTL\" --json\n  cdkx deploy --no-wait --lock-timeout 10m",
+		Example: "  cdkx deploy --app testdata/examples/dns/cdkx.out\n" +
+			"  cdkx deploy App --app testdata/examples/dns/cdkx.out --concurrency 20 --json > events.jsonl\n" +
+			"  cdkx deploy --app testdata/examples/dns/cdkx.out --target App/AppWwwRecordSet1E6C2A94 \\\n" +
+			"      --exclude App/AppMailRecordSet9F1B3C65\n" +
+			"  cdkx deploy --yes                   # in CI: replacements and deletions run without asking\n" +
+			"  cdkx deploy --require-approval any  # ask before any change\n" +
+			"  cdkx deploy --propose --message \"lower the TTL\" --json\n" +
+			"  cdkx deploy --no-wait --lock-timeout 10m",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {

@@ -43,6 +43,8 @@ resource and everything it depends on, and wins over --target.
 On a terminal destroy lists what it will delete and asks "Do you want to perform these actions?
 (y/N)"; only y or yes goes on, and Ctrl-C at the question exits 130 at once. Without a terminal, or
 with CI set, it refuses (exit 1, nothing deleted) unless --force or --yes is given.`,
+		Example: "  cdkx destroy\n  cdkx destroy App --yes\n" +
+			"  cdkx destroy --target App/AppWwwRecordSet1E6C2A94 --force",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 			if err != nil {
