@@ -86,7 +86,7 @@ func Open(ctx context.Context, rawURL string, opts Options) (*Backend, error) {
 		return nil, fmt.Errorf("state service %s: no API token; set CDKX_TOKEN to a token from `cdkx server token create NAME`", u.Redacted())
 	}
 	if opts.Project == "" {
-		return nil, errors.New("state service: no project name; set project in cdkx.json or CDKX_PROJECT")
+		return nil, errors.New("state service: no project name; set CDKX_PROJECT (default: the name of the working directory)")
 	}
 	b := &Backend{base: strings.TrimRight(u.String(), "/"), token: opts.Token, org: opts.Organization,
 		project: opts.Project, client: opts.Client, now: opts.Now,

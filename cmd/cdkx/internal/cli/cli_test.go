@@ -105,6 +105,33 @@ func TestDeployFlags(t *testing.T) {
 	}
 }
 
+// TestBadEnvironment: a malformed CDKX_CONCURRENCY or CDKX_LOCK_TIMEOUT is named, with the form it
+// wants (viper alone reads "abc" as 0 and "5" as 5ns); a flag given on the command line wins over it.
+func TestBadEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env, value string
+		args       []string
+		want       string
+	}{
+		{"CDKX_CONCURRENCY", "abc", nil, `invalid value "abc" for CDKX_CONCURRENCY: want a whole number, e.g. 10`},
+		{"CDKX_LOCK_TIMEOUT", "5", nil, `invalid value "5" for CDKX_LOCK_TIMEOUT: want a duration like 30s, 5m or 1h30m`},
+		{"CDKX_CONCURRENCY", "abc", []string{"--concurrency", "3"}, ""},
+	} {
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			t.Setenv(tc.env, tc.value)
+			f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: os.Getenv}
+			root := cli.NewRootCmd("test")
+			root.AddCommand(deploy.NewCmdDeploy(f, func(context.Context, *deploy.Options) error { return nil }))
+			root.SetArgs(append([]string{"deploy"}, tc.args...))
+			err := root.Execute()
+			if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+				t.Errorf("Execute() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
 func TestDeployRejectsBadConcurrency(t *testing.T) {
 	t.Chdir(t.TempDir())
 	f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: os.Getenv}

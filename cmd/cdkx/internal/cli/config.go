@@ -119,6 +119,13 @@ func LoadConfig(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) 
 		LockTimeout: v.GetDuration("lock-timeout"),
 		Verbose:     v.GetBool("verbose"),
 	}
+	// viper reads a malformed variable as zero ("abc" → 0, "5" → 5ns): check what the environment says.
+	if err := envValue(fs, getenv, "concurrency", "a whole number, e.g. 10", func(s string) error { _, err := strconv.Atoi(s); return err }); err != nil {
+		return nil, err
+	}
+	if err := envValue(fs, getenv, "lock-timeout", "a duration like 30s, 5m or 1h30m", func(s string) error { _, err := time.ParseDuration(s); return err }); err != nil {
+		return nil, err
+	}
 	if c.Concurrency < 1 {
 		return nil, fmt.Errorf("--concurrency must be at least 1, got %d", c.Concurrency)
 	}
@@ -162,6 +169,19 @@ func LoadConfig(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) 
 		c.ProviderConcurrency[strings.ToLower(provider)] = n
 	}
 	return c, nil
+}
+
+// envValue checks the CDKX_* variable of flag name when the flag itself was not given: parse must accept
+// it, else the error names the variable and want.
+func envValue(fs *pflag.FlagSet, getenv func(string) string, name, want string, parse func(string) error) error {
+	if f := fs.Lookup(name); f != nil && f.Changed {
+		return nil
+	}
+	key := "CDKX_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+	if v := getenv(key); v != "" && parse(v) != nil {
+		return fmt.Errorf("invalid value %q for %s: want %s", v, key, want)
+	}
+	return nil
 }
 
 // environ is os.Environ, a variable for tests.
