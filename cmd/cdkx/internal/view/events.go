@@ -310,9 +310,9 @@ func (t *Table) resourceRow(e engine.Event) string {
 func (t *Table) row(l layout, ts string, e engine.Event, status string, st lipgloss.Style, detail string, physical bool) string {
 	var b strings.Builder
 	b.WriteString(ts + sep)
-	b.WriteString(cell(Sanitize(e.Stack), l.stack, shortenMiddle) + sep)
+	b.WriteString(cell(Sanitize(e.Stack), l.stack, shortenName) + sep)
 	b.WriteString(cell(Sanitize(e.Type), l.typ, shortenType) + sep)
-	b.WriteString(cell(Sanitize(e.LogicalID), l.id, shortenMiddle) + sep)
+	b.WriteString(cell(Sanitize(e.LogicalID), l.id, shortenName) + sep)
 	if t.opt.Live {
 		status = shortenEnd(status, l.status)
 	}
@@ -337,7 +337,7 @@ func (t *Table) stackRow(e engine.Event) string {
 	w, _ := t.size()
 	rest := w - timeWidth - len(sep) - l.stack - len(sep)
 	status := shortenEnd(string(e.Status), rest)
-	line := t.stamp(e.Time) + sep + cell(Sanitize(e.Stack), l.stack, shortenMiddle) + sep + t.pal.bold.Inherit(t.pal.status(e.Status)).Render(status)
+	line := t.stamp(e.Time) + sep + cell(Sanitize(e.Stack), l.stack, shortenName) + sep + t.pal.bold.Inherit(t.pal.status(e.Status)).Render(status)
 	if reason := shortenEnd(Sanitize(e.Reason), rest-width(status)-len(sep)); reason != "" && rest-width(status)-len(sep) >= detailHide {
 		line += sep + reason
 	}
@@ -363,8 +363,8 @@ func (t *Table) Tick(now time.Time) {
 		}
 		msg := fmt.Sprintf("still %s… [%ds elapsed]", verb(r.event.Status), int(elapsed/time.Second))
 		e := r.event
-		fmt.Fprintln(t.w, strings.TrimRight(t.stamp(now)+sep+cell(Sanitize(e.Stack), l.stack, shortenMiddle)+sep+
-			cell(Sanitize(e.Type), l.typ, shortenType)+sep+cell(Sanitize(e.LogicalID), l.id, shortenMiddle)+sep+t.pal.busy.Render(msg), " "))
+		fmt.Fprintln(t.w, strings.TrimRight(t.stamp(now)+sep+cell(Sanitize(e.Stack), l.stack, shortenName)+sep+
+			cell(Sanitize(e.Type), l.typ, shortenType)+sep+cell(Sanitize(e.LogicalID), l.id, shortenName)+sep+t.pal.busy.Render(msg), " "))
 	}
 }
 

@@ -7,8 +7,8 @@ import (
 )
 
 // The caps of the columns: a column is as wide as its widest name, up to its cap; longer names are
-// shortened with … (in the middle for names and IDs, whose ends tell them apart; leading "Provider::"
-// segments first for types). On a terminal the columns shrink further, down to their minimum, until a
+// shortened with … (at the end for names and logical IDs, whose start a person chose; at the start for
+// physical IDs; leading "Provider::" segments first for types). On a terminal the columns shrink further, down to their minimum, until a
 // row fits the width.
 const (
 	stackCap, typeCap, idCap = 24, 40, 48
@@ -89,7 +89,12 @@ func shortenEnd(s string, n int) string {
 	return takeHead(s, n-1) + "…"
 }
 
-// shortenMiddle returns s cut to n cells with "…" in the middle: both ends of a name or ID stay.
+// shortenName returns a stack name or logical ID cut to n cells, its end replaced by "…": the start is
+// the name a person gave it (WwwRecordSet, Record001), the end at most the hash the CDK appends.
+func shortenName(s string, n int) string { return shortenEnd(s, n) }
+
+// shortenMiddle returns s cut to n cells with "…" in the middle: both ends of a "Stack/LogicalID" path
+// stay.
 func shortenMiddle(s string, n int) string {
 	if width(s) <= n {
 		return s
@@ -97,7 +102,7 @@ func shortenMiddle(s string, n int) string {
 	if n <= 1 {
 		return shortenEnd(s, n)
 	}
-	head := (n - 1 + 1) / 2
+	head := n / 2
 	return takeHead(s, head) + "…" + takeTail(s, n-1-head)
 }
 
