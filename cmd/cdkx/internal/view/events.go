@@ -57,8 +57,9 @@ type Table struct {
 	opt TableOptions
 	pal palette
 
-	mu      sync.Mutex // guards everything below and writes to w
-	natural layout     // the name columns as wide as the widest names, capped
+	mu      sync.Mutex      // guards everything below and writes to w
+	natural layout          // the name columns as wide as the widest names, capped
+	types   map[string]bool // the run's resource types, sanitized: how wide they are once shortened
 	phase   phase
 	skipped []skipGroup
 	drawn   []int         // widths of the live region's lines on screen (none: nothing drawn)
@@ -126,6 +127,12 @@ func (t *Table) Begin(stacks, types, logicalIDs []string) {
 		for _, s := range col {
 			*w = max(*w, width(Sanitize(s)))
 		}
+	}
+	if t.types == nil {
+		t.types = map[string]bool{}
+	}
+	for _, ty := range types {
+		t.types[Sanitize(ty)] = true
 	}
 	now := t.now()
 	t.phase = phase{label: "Starting", total: len(logicalIDs), started: now, done: map[string]bool{},
@@ -292,7 +299,16 @@ func (t *Table) columns() layout {
 	}
 	l.status = t.phase.status
 	w, _ := t.size()
-	return l.fit(w)
+	fitted := l.fit(w)
+	if fitted.typ < l.typ {
+		// Shortened types drop whole "Provider::" segments: the column need not be wider than they are.
+		need := 3
+		for ty := range t.types {
+			need = max(need, width(shortenType(ty, fitted.typ)))
+		}
+		fitted = fitted.narrowType(need, l.id, w)
+	}
+	return fitted
 }
 
 // resourceRow renders a resource's event; detail is its reason, or its physical ID once it is done.
@@ -338,7 +354,7 @@ func (t *Table) stackRow(e engine.Event) string {
 	rest := w - timeWidth - len(sep) - l.stack - len(sep)
 	status := shortenEnd(string(e.Status), rest)
 	line := t.stamp(e.Time) + sep + cell(Sanitize(e.Stack), l.stack, shortenName) + sep + t.pal.bold.Inherit(t.pal.status(e.Status)).Render(status)
-	if reason := shortenEnd(Sanitize(e.Reason), rest-width(status)-len(sep)); reason != "" && rest-width(status)-len(sep) >= detailHide {
+	if reason := shortenEnd(Sanitize(e.Reason), rest-width(status)-len(sep)); reason != "" && rest-width(status)-len(sep) >= liveDetailMin {
 		line += sep + reason
 	}
 	return line

@@ -29,6 +29,22 @@ func TestShorten(t *testing.T) {
 	}
 }
 
+// TestNarrowType: a type column wider than its shortened types gives the cells to the logical IDs, up to
+// their natural width, then to the detail (shown from liveDetailMin cells).
+func TestNarrowType(t *testing.T) {
+	t.Parallel()
+	l := layout{stack: 5, typ: 22, id: 19, status: 18}
+	if got, want := l.narrowType(14, 30, 80), (layout{stack: 5, typ: 14, id: 27, status: 18}); got != want {
+		t.Errorf("narrowType(14, 30, 80) = %+v, want %+v", got, want)
+	}
+	if got, want := l.narrowType(9, 19, 81), (layout{stack: 5, typ: 9, id: 19, status: 18, detail: 12}); got != want {
+		t.Errorf("narrowType(9, 19, 81) = %+v, want %+v", got, want)
+	}
+	if got := l.narrowType(30, 19, 80); got != l {
+		t.Errorf("narrowType(30, …) = %+v, want it unchanged", got)
+	}
+}
+
 func TestLayoutFit(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -38,9 +54,12 @@ func TestLayoutFit(t *testing.T) {
 	}{
 		// Room for everything: unchanged, the detail takes the rest.
 		{120, layout{stack: 5, typ: 24, id: 19, status: 18}, layout{stack: 5, typ: 24, id: 19, status: 18, detail: 36}},
-		// 80 columns: the columns furthest above their minimums give way first until the detail has 12.
-		{80, layout{stack: 5, typ: 24, id: 19, status: 18}, layout{stack: 5, typ: 10, id: 17, status: 18, detail: 12}},
-		// Too narrow for the minimums and a detail: the detail goes first, then the names give way.
+		// 80 columns: the names come first, the column furthest above its minimum giving way until they
+		// fit; no room is left for a detail.
+		{80, layout{stack: 5, typ: 24, id: 19, status: 18}, layout{stack: 5, typ: 22, id: 19, status: 18}},
+		// 100 columns: the names fit, the detail gets the rest.
+		{100, layout{stack: 5, typ: 24, id: 19, status: 18}, layout{stack: 5, typ: 24, id: 19, status: 18, detail: 16}},
+		// Too narrow for the minimums: the names give way down to 3 cells.
 		{64, layout{stack: 24, typ: 40, id: 48, status: 27}, layout{stack: 7, typ: 7, id: 7, status: 27}},
 		{56, layout{stack: 24, typ: 40, id: 48, status: 27}, layout{stack: 4, typ: 4, id: 5, status: 27}},
 		// Narrower still: the status column too.

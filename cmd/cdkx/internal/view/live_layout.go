@@ -16,9 +16,9 @@ const (
 	// plainDetailCap bounds the physical ID or reason of a plain row (CI logs): the full text of a
 	// failure is in the summary.
 	plainDetailCap = 200
-	// liveDetailMin is the width a terminal row keeps for the physical ID or reason before the name
-	// columns give way; below detailHide there is none.
-	liveDetailMin, detailHide = 12, 6
+	// liveDetailMin is the least width a terminal row shows a physical ID or reason in, after the names;
+	// with less left there is none (the failures' reasons are in the summary).
+	liveDetailMin = 12
 	// statusMin is the width of the status column: the longest status of a resource in progress
 	// (CREATE_IN_PROGRESS). Rollback statuses widen it to statusMax (UPDATE_ROLLBACK_IN_PROGRESS); a
 	// stack's status, which can be longer (UPDATE_COMPLETE_CLEANUP_IN_PROGRESS), is on a line of its own
@@ -39,19 +39,37 @@ func naturalLayout(stack, typ, id int) layout {
 	return layout{stack: min(stack, stackCap), typ: min(typ, typeCap), id: min(id, idCap), status: statusMin}
 }
 
-// fit returns l shrunk to rows of at most width columns: the name columns give way, widest first (down to
-// their minimums), to a detail of liveDetailMin; the detail takes the rest (0 when less than detailHide is
-// left). On a terminal narrower still, the names go down to 3 cells and then the status column gives way.
+// fit returns l shrunk to rows of at most width columns: the names come first — they give way, widest first
+// (down to their minimums), only as far as the row needs — and the detail (physical ID or reason) takes
+// what is left, shown when that is at least liveDetailMin. On a terminal narrower still, the names go down
+// to 3 cells and then the status column gives way.
 func (l layout) fit(width int) layout {
 	fixed := timeWidth + len(sep)*4 + l.status
-	l.shrink(width-fixed-len(sep)-liveDetailMin, stackMin, typeMin, idMin)
+	l.shrink(width-fixed, stackMin, typeMin, idMin)
 	l.shrink(width-fixed, 3, 3, 3)
 	if over := fixed + l.stack + l.typ + l.id - width; over > 0 {
 		l.status = max(3, l.status-over)
 		fixed = timeWidth + len(sep)*4 + l.status
 	}
 	l.detail = width - fixed - l.stack - l.typ - l.id - len(sep)
-	if l.detail < detailHide {
+	if l.detail < liveDetailMin {
+		l.detail = 0
+	}
+	return l
+}
+
+// narrowType returns l with the type column narrowed to need cells (when it is wider), the cells freed
+// going to the logical ID column up to naturalID and then to the detail, in a row of width columns.
+func (l layout) narrowType(need, naturalID, width int) layout {
+	if l.typ <= need {
+		return l
+	}
+	free := l.typ - need
+	l.typ = need
+	grow := min(free, max(0, naturalID-l.id))
+	l.id += grow
+	l.detail = width - timeWidth - len(sep)*5 - l.status - l.stack - l.typ - l.id
+	if l.detail < liveDetailMin {
 		l.detail = 0
 	}
 	return l
