@@ -448,7 +448,12 @@ func (t *Table) Summary(s Summary) {
 				b.WriteString(head + msg + "\n")
 			}
 			if errors.Is(f.Err, resource.ErrAlreadyExists) {
-				fmt.Fprintf(&b, "    hint: to manage the existing object, run: cdkx import %s/%s <its physical ID>\n", stack, id)
+				hint := fmt.Sprintf("to manage the existing object, run: cdkx import %s/%s <its physical ID>", stack, id)
+				if t.opt.Live {
+					b.WriteString(wrap("    hint: ", hint, w, "      "))
+				} else {
+					b.WriteString("    hint: " + hint + "\n")
+				}
 			}
 		}
 	case s.Interrupted || (res != nil && res.Interrupted):
@@ -473,7 +478,8 @@ func (t *Table) Summary(s Summary) {
 // also has a row of its own there).
 const plainSummaryWidth = 160
 
-// skippedLine renders "  N skipped because <reason>: A, B, C", as many names as fit in w.
+// skippedLine renders "  N skipped because <reason>: A, B, C", as many names as fit in w; when not even
+// the first name fits after the reason, the names go on a line of their own below it.
 func (t *Table) skippedLine(g skipGroup, w int) string {
 	oneStack := true
 	for _, id := range g.ids {
@@ -487,8 +493,8 @@ func (t *Table) skippedLine(g skipGroup, w int) string {
 		}
 	}
 	head := fmt.Sprintf("  %d skipped because %s: ", len(g.ids), Sanitize(g.reason))
-	if width(head) >= w-8 {
-		return shortenEnd(strings.TrimSuffix(head, ": "), w)
+	if width(head)+width(names[0]) > w {
+		return shortenEnd(strings.TrimSuffix(head, " "), w) + "\n    " + listFit(names, w-4)
 	}
 	return head + listFit(names, w-width(head))
 }

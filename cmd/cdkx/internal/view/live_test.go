@@ -15,6 +15,7 @@ import (
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
 // screen returns what a terminal w columns wide shows, scrollback included, once out is written to it: it
@@ -137,7 +138,7 @@ func TestLiveFitsTheWidth(t *testing.T) {
 	t.Setenv("TZ", "UTC")
 	stacks, types, ids, evs := wide()
 	res := &engine.Result{Counts: map[engine.Status]int{engine.UpdateRollbackComplete: 1, engine.UpdateFailed: 1, engine.Skipped: 1, engine.NoChanges: 1},
-		Failures: []engine.Failure{{Stack: evs[5].Stack, LogicalID: evs[5].LogicalID, Status: engine.UpdateFailed, Err: fmt.Errorf("%s", evs[5].Reason)}}}
+		Failures: []engine.Failure{{Stack: evs[5].Stack, LogicalID: evs[5].LogicalID, Status: engine.UpdateFailed, Err: fmt.Errorf("%s: %w", evs[5].Reason, resource.ErrAlreadyExists)}}} // with the import hint
 	for _, w := range []int{80, 120, 60} {
 		for _, color := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%d-color=%v", w, color), func(t *testing.T) {
