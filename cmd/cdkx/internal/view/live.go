@@ -96,16 +96,24 @@ func elapsedText(d time.Duration) string {
 }
 
 // Write writes p to the table's writer: whatever else a command prints while the run goes on (notices,
-// the interrupt message). Live, p goes above the region, which is drawn again below it.
+// the interrupt message). Live, p goes above the region, which is drawn again below it, and its lines
+// longer than the terminal is wide are wrapped at spaces.
 func (t *Table) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.opt.Live || len(t.drawn) == 0 {
+	if !t.opt.Live {
 		return t.w.Write(p)
+	}
+	text := t.wrapLines(string(p))
+	if len(t.drawn) == 0 {
+		if _, err := io.WriteString(t.w, text); err != nil {
+			return 0, err
+		}
+		return len(p), nil
 	}
 	var b strings.Builder
 	t.erase(&b)
-	b.Write(p)
+	b.WriteString(text)
 	if len(p) > 0 && p[len(p)-1] != '\n' {
 		b.WriteString("\n")
 	}
@@ -133,4 +141,18 @@ func (t *Table) Pause() {
 	if b.Len() > 0 {
 		_, _ = io.WriteString(t.w, b.String())
 	}
+}
+
+// wrapLines wraps each complete line of s that is wider than the terminal at its spaces; an unfinished
+// last line (a question waiting for its answer) is left as it is.
+func (t *Table) wrapLines(s string) string {
+	w, _ := t.size()
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		body := strings.TrimSuffix(l, "\n")
+		if body != l && width(body) > w {
+			lines[i] = wrap("", body, w, "")
+		}
+	}
+	return strings.Join(lines, "")
 }

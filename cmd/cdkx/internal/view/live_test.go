@@ -301,6 +301,25 @@ func TestTableWrite(t *testing.T) {
 	}
 }
 
+// TestTableWriteWraps: on a terminal, a notice wider than the terminal is wrapped at its spaces above the
+// region, not cut by the terminal in the middle of a word; a question without its newline stays whole.
+func TestTableWriteWraps(t *testing.T) {
+	var buf bytes.Buffer
+	tab := view.NewTable(&buf, view.TableOptions{Live: true, Now: func() time.Time { return t0 }, Size: func() (int, int) { return 40, 20 }},
+		[]string{"App"}, []string{"T"}, []string{"A"})
+	tab.Event(engine.Event{Time: t0, Stack: "App", Type: "T", LogicalID: "A", Status: engine.CreateInProgress})
+	fmt.Fprintln(tab, "Interrupt received: no new step starts; 4 provider call(s) in flight finish and are recorded.")
+	want := "Interrupt received: no new step starts;\n4 provider call(s) in flight finish and\nare recorded.\n"
+	if scr := screen(buf.String(), 40); !strings.Contains(scr, want) {
+		t.Errorf("screen:\n%s\nwant it to hold:\n%s", scr, want)
+	}
+	tab.Pause()
+	fmt.Fprint(tab, "A question that is longer than forty columns? (y/N) ")
+	if !strings.HasSuffix(buf.String(), "A question that is longer than forty columns? (y/N) ") {
+		t.Errorf("an unfinished line was changed: %q", buf.String())
+	}
+}
+
 // TestTablePause: a paused table takes its region off the screen, so that a question or an error is
 // printed below the rows, not under a footer that keeps ticking; the next run draws it again.
 func TestTablePause(t *testing.T) {
