@@ -53,7 +53,13 @@ func run(ctx context.Context) int {
 func newRoot(f *cli.Factory) *cobra.Command {
 	root := cli.NewRootCmd(f.Version)
 	// Before any command runs: a misspelt cdkx.json key would otherwise be ignored in silence.
-	root.PersistentPreRun = func(*cobra.Command, []string) { cli.PrintConfigWarnings(f.IO.ErrOut) }
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		switch cmd.Name() {
+		case "help", "version", "completion", "environment": // they read no cdkx.json
+		default:
+			cli.PrintConfigWarnings(f.IO.ErrOut)
+		}
+	}
 	root.AddCommand(
 		cancel.NewCmdCancel(f, nil),
 		deploy.NewCmdDeploy(f, nil),

@@ -205,3 +205,27 @@ func TestEnvironmentHelp(t *testing.T) {
 		t.Errorf("cdkx help environment = %d, %q; want the variables", code, out)
 	}
 }
+
+// TestConfigWarnings: a misspelt cdkx.json key is warned about by the commands that read cdkx.json, not by
+// help or version.
+func TestConfigWarnings(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("cdkx.json", []byte(`{"requireAproval": "never"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const warning = `warning: cdkx.json: unknown key "requireAproval"; did you mean "requireApproval"?`
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"validate", "--app", examples(t, "dns")}, true},
+		{[]string{"help", "environment"}, false},
+		{[]string{"version"}, false},
+		{[]string{"deploy", "--help"}, false},
+	} {
+		_, stderr, _ := execute(t, nil, tc.args...)
+		if got := strings.Contains(stderr, warning); got != tc.warn {
+			t.Errorf("cdkx %s: warned %t, want %t; stderr:\n%s", strings.Join(tc.args, " "), got, tc.warn, stderr)
+		}
+	}
+}
