@@ -57,7 +57,8 @@ func Events(f *cli.Factory, cfg *cli.Config, stacks, types, ids []string) view.E
 	return t
 }
 
-// liveRefresh is how often the live region is redrawn (its elapsed times), besides at each event.
+// liveRefresh is how often the live region is redrawn (its elapsed times), with the rows of the events
+// since: at most 5 redraws a second however fast events come.
 const liveRefresh = 200 * time.Millisecond
 
 // Finish renders the end of a run (the summary line or object) and returns the error whose exit code says

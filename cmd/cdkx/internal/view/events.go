@@ -63,6 +63,7 @@ type Table struct {
 	phase   phase
 	skipped []skipGroup
 	drawn   []int         // widths of the live region's lines on screen (none: nothing drawn)
+	queued  []queuedRow   // live: the rows the next redraw writes
 	stop    chan struct{} // closed to end the redraw loop; nil when none runs
 }
 
@@ -79,7 +80,8 @@ type TableOptions struct {
 	ShowUnchanged bool
 	// Now is the clock of elapsed times in the live region (nil: time.Now).
 	Now func() time.Time
-	// Refresh is how often the live region is redrawn besides at each event (0: only at events and Tick).
+	// Refresh is how often the live region is redrawn, writing the rows of the events since above it (0:
+	// at every event and Tick instead).
 	Refresh time.Duration
 }
 
@@ -140,7 +142,7 @@ func (t *Table) Begin(stacks, types, logicalIDs []string) {
 	if !t.opt.Live {
 		return
 	}
-	t.draw(nil, now)
+	t.draw(now)
 	if t.opt.Refresh > 0 && t.stop == nil && t.phase.active {
 		t.stop = make(chan struct{})
 		go t.loop(t.stop, t.opt.Refresh)
@@ -158,7 +160,7 @@ func (t *Table) loop(stop chan struct{}, d time.Duration) {
 		case <-tick.C:
 			t.mu.Lock()
 			if t.stop == stop {
-				t.draw(nil, t.now())
+				t.draw(t.now())
 			}
 			t.mu.Unlock()
 		}
@@ -188,7 +190,6 @@ func (t *Table) Event(e engine.Event) {
 	defer t.mu.Unlock()
 	p := &t.phase
 	p.active = true
-	var rows []string
 	if e.LogicalID == "" {
 		if l := stackLabel(e.Status); l != "" {
 			p.label = l
@@ -196,8 +197,8 @@ func (t *Table) Event(e engine.Event) {
 		if e.Status == engine.UpdateRollbackInProgress || e.Status == engine.RollbackInProgress {
 			p.status = statusMax // the rollback's rows line up from the first
 		}
-		rows = append(rows, t.stackRow(e))
-		t.emit(rows)
+		t.emit(e)
+		t.changed()
 		return
 	}
 	key := e.Stack + "/" + e.LogicalID
@@ -217,9 +218,9 @@ func (t *Table) Event(e engine.Event) {
 		t.skip(e)
 	}
 	if t.shows(e) {
-		rows = append(rows, t.resourceRow(e))
+		t.emit(e)
 	}
-	t.emit(rows)
+	t.changed()
 }
 
 // shows reports whether e gets a row: unchanged resources only with ShowUnchanged; live, neither steps in
@@ -271,15 +272,56 @@ func resourceLabel(s engine.Status) string {
 	return "Running"
 }
 
-// emit writes rows: live, above the region drawn again.
-func (t *Table) emit(rows []string) {
+// queuedRow is an event waiting for the next redraw, with the width of the status column when it came:
+// its row is laid out as it would have been at once (rows before a rollback keep their narrower status).
+type queuedRow struct {
+	event  engine.Event
+	status int
+}
+
+// emit shows e's row: plain, written at once; live, queued for the next redraw of the region.
+func (t *Table) emit(e engine.Event) {
 	if t.opt.Live {
-		t.draw(rows, t.now())
+		t.queued = append(t.queued, queuedRow{event: e, status: t.phase.status})
 		return
 	}
-	for _, r := range rows {
-		fmt.Fprintln(t.w, r)
+	fmt.Fprintln(t.w, t.render(t.columns(), e))
+}
+
+// changed redraws the live region after an event — at once without a redraw loop; with one, its next
+// turn does (at most one redraw per Refresh however fast events come: a 100k-resource deploy would
+// otherwise redraw the region 200k times).
+func (t *Table) changed() {
+	if t.opt.Live && t.stop == nil {
+		t.draw(t.now())
 	}
+}
+
+// takeQueued renders the queued rows, one layout per status width, and empties the queue.
+func (t *Table) takeQueued() []string {
+	if len(t.queued) == 0 {
+		return nil
+	}
+	layouts := map[int]layout{}
+	rows := make([]string, len(t.queued))
+	for i, q := range t.queued {
+		l, ok := layouts[q.status]
+		if !ok {
+			l = t.columnsAt(q.status)
+			layouts[q.status] = l
+		}
+		rows[i] = t.render(l, q.event)
+	}
+	t.queued = t.queued[:0]
+	return rows
+}
+
+// render returns e's row in the layout l: a stack's row or a resource's.
+func (t *Table) render(l layout, e engine.Event) string {
+	if e.LogicalID == "" {
+		return t.stackRow(l, e)
+	}
+	return t.resourceRow(l, e)
 }
 
 // stamp returns a row's time: RFC3339 in UTC plain, 15:04:05 local time live.
@@ -291,13 +333,17 @@ func (t *Table) stamp(at time.Time) string {
 }
 
 // columns returns the widths of this moment's rows: capped plain; fitted to the terminal live.
-func (t *Table) columns() layout {
+func (t *Table) columns() layout { return t.columnsAt(t.phase.status) }
+
+// columnsAt returns the widths of rows whose status column is status wide (live; plain rows have one
+// width).
+func (t *Table) columnsAt(status int) layout {
 	l := naturalLayout(t.natural.stack, max(t.natural.typ, len(engine.StackType)), t.natural.id)
 	if !t.opt.Live {
 		l.status, l.detail = statusMax, plainDetailCap
 		return l
 	}
-	l.status = t.phase.status
+	l.status = status
 	w, _ := t.size()
 	fitted := l.fit(w)
 	if fitted.typ < l.typ {
@@ -311,9 +357,8 @@ func (t *Table) columns() layout {
 	return fitted
 }
 
-// resourceRow renders a resource's event; detail is its reason, or its physical ID once it is done.
-func (t *Table) resourceRow(e engine.Event) string {
-	l := t.columns()
+// resourceRow renders a resource's event in the layout l; detail is its reason, or its physical ID once it is done.
+func (t *Table) resourceRow(l layout, e engine.Event) string {
 	detail, physical := Sanitize(e.Reason), false
 	if e.PhysicalID != "" && detail == "" && !e.Status.InProgress() {
 		detail, physical = Sanitize(e.PhysicalID), true
@@ -345,8 +390,7 @@ func (t *Table) row(l layout, ts string, e engine.Event, status string, st lipgl
 
 // stackRow renders a stack's event: plain, a row whose type is cdkx::Stack; live, the stack's name and
 // status on a line of their own (a stack's status can be longer than the status column).
-func (t *Table) stackRow(e engine.Event) string {
-	l := t.columns()
+func (t *Table) stackRow(l layout, e engine.Event) string {
 	if !t.opt.Live {
 		return t.row(l, t.stamp(e.Time), e, string(e.Status), t.pal.status(e.Status), Sanitize(e.Reason), false)
 	}
@@ -366,7 +410,7 @@ func (t *Table) Tick(now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.opt.Live {
-		t.draw(nil, now)
+		t.draw(now)
 		return
 	}
 	l := t.columns()
@@ -420,6 +464,9 @@ func (t *Table) Summary(s Summary) {
 	defer t.mu.Unlock()
 	var b strings.Builder
 	t.erase(&b)
+	for _, r := range t.takeQueued() {
+		b.WriteString(r + "\n")
+	}
 	t.drawn = nil
 	if t.stop != nil {
 		close(t.stop)

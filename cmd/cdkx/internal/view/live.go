@@ -13,12 +13,12 @@ import (
 // into. (Erasing to the end of the screen, CSI J, would be shorter, but tmux and some terminals keep a
 // screen erased from its top line in their scrollback: the region would pile up there.)
 
-// draw writes rows above the live region and the region drawn at now, in one write. Called with t.mu
-// held.
-func (t *Table) draw(rows []string, now time.Time) {
+// draw writes the queued events' rows above the live region and the region drawn at now, in one write.
+// Called with t.mu held.
+func (t *Table) draw(now time.Time) {
 	var b strings.Builder
 	t.erase(&b)
-	for _, r := range rows {
+	for _, r := range t.takeQueued() {
 		b.WriteString(r + "\n")
 	}
 	region := t.region(now)
@@ -105,33 +105,36 @@ func (t *Table) Write(p []byte) (int, error) {
 		return t.w.Write(p)
 	}
 	text := t.wrapLines(string(p))
-	if len(t.drawn) == 0 {
-		if _, err := io.WriteString(t.w, text); err != nil {
-			return 0, err
-		}
-		return len(p), nil
-	}
+	redraw := len(t.drawn) > 0
 	var b strings.Builder
 	t.erase(&b)
+	for _, r := range t.takeQueued() {
+		b.WriteString(r + "\n")
+	}
 	b.WriteString(text)
-	if len(p) > 0 && p[len(p)-1] != '\n' {
+	if redraw && len(p) > 0 && p[len(p)-1] != '\n' {
 		b.WriteString("\n")
 	}
 	t.drawn = nil
 	if _, err := io.WriteString(t.w, b.String()); err != nil {
 		return 0, err
 	}
-	t.draw(nil, t.now())
+	if redraw {
+		t.draw(t.now())
+	}
 	return len(p), nil
 }
 
-// Pause takes the live region off the screen and stops redrawing it, for a question asked in the middle of
+// Pause writes the queued rows, takes the live region off the screen and stops redrawing it, for a question asked in the middle of
 // a command or an error that ends it; the next Begin draws it again. Plain, it does nothing.
 func (t *Table) Pause() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var b strings.Builder
 	t.erase(&b)
+	for _, r := range t.takeQueued() {
+		b.WriteString(r + "\n")
+	}
 	t.drawn = nil
 	t.phase.active = false
 	if t.stop != nil {

@@ -6,7 +6,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 
@@ -337,5 +339,70 @@ func TestTablePause(t *testing.T) {
 	tab.Event(engine.Event{Time: t0, Stack: "App", Type: "T", LogicalID: "B", Status: engine.CreateInProgress})
 	if scr := screen(buf.String(), 80); !strings.HasSuffix(scr, "· 1 in flight · 0s\n") {
 		t.Errorf("screen after the next Begin:\n%s\nwant the footer again", scr)
+	}
+}
+
+// TestLiveCoalesces: with a redraw loop, events that come faster than Refresh are written together at the
+// loop's next turn — one redraw for many events — in their order, and nothing queued is lost at Summary.
+func TestLiveCoalesces(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var buf bytes.Buffer
+		w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
+		written := func() string { mu.Lock(); defer mu.Unlock(); return buf.String() }
+		ids := []string{"A", "B", "C", "D", "E", "F"}
+		tab := view.NewTable(w, view.TableOptions{Live: true, Refresh: 200 * time.Millisecond}, []string{"App"}, []string{"T"}, ids)
+		start := time.Now()
+		for _, id := range ids[:5] {
+			tab.Event(engine.Event{Time: start, Stack: "App", Type: "T", LogicalID: id, Status: engine.CreateInProgress})
+			tab.Event(engine.Event{Time: start, Stack: "App", Type: "T", LogicalID: id, Status: engine.CreateComplete, PhysicalID: "p-" + id})
+		}
+		if got := written(); strings.Contains(got, "CREATE_COMPLETE") {
+			t.Fatalf("rows written before the loop's turn:\n%s", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+		synctest.Wait()
+		scr := screen(written(), 80)
+		if n := strings.Count(scr, "CREATE_COMPLETE"); n != 5 || !regexp.MustCompile(`(?s)A .*B .*C .*D .*E `).MatchString(scr) {
+			t.Errorf("after one turn: %d rows, want A…E in order:\n%s", n, scr)
+		}
+		if n := strings.Count(written(), "· 5/6 ·"); n != 1 {
+			t.Errorf("the region was drawn %d times for ten events, want once", n)
+		}
+		tab.Event(engine.Event{Time: start, Stack: "App", Type: "T", LogicalID: "F", Status: engine.CreateComplete, PhysicalID: "p-F"})
+		tab.Summary(view.Summary{Command: "deploy"})
+		if scr := screen(written(), 80); !strings.Contains(scr, "F  CREATE_COMPLETE") || strings.Contains(scr, "·") {
+			t.Errorf("after Summary the queued row is missing or the region stayed:\n%s", scr)
+		}
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestLiveCoalescedScreen: a run whose events all come within one Refresh — a failure and its rollback —
+// leaves the same screen as the same run drawn at every event: each row keeps the layout of its moment.
+func TestLiveCoalescedScreen(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	stacks, types, ids, evs := wide()
+	res := &engine.Result{Counts: map[engine.Status]int{engine.UpdateFailed: 1}}
+	at := func(w int, opt view.TableOptions) string {
+		var buf bytes.Buffer
+		opt.Live, opt.Now, opt.Size = true, func() time.Time { return t0 }, func() (int, int) { return w, 40 }
+		tab := view.NewTable(&buf, opt, stacks, types, ids)
+		for _, e := range evs {
+			tab.Event(e)
+		}
+		tab.Summary(view.Summary{Command: "deploy", Result: res})
+		return screen(buf.String(), w)
+	}
+	for _, w := range []int{80, 120} {
+		immediate := at(w, view.TableOptions{})
+		var coalesced string
+		synctest.Test(t, func(t *testing.T) { coalesced = at(w, view.TableOptions{Refresh: time.Hour}) })
+		if diff := cmp.Diff(immediate, coalesced); diff != "" {
+			t.Errorf("%d columns: coalesced screen (-drawn at every event +coalesced):\n%s", w, diff)
+		}
 	}
 }
