@@ -8,8 +8,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agext/levenshtein"
-
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
@@ -411,18 +409,10 @@ func nearestLogical(id string, keys []string) string {
 	return ""
 }
 
-// nearest returns the candidate closest to name by edit distance, or "" when none is within
-// max(3, len(name)/3) edits and fewer edits than name has characters. Ties go to the earliest candidate.
+// nearest returns the candidate closest to name (diag.NearestWithin: letter case first, then edit
+// distance), or "" when none is within max(3, len(name)/3) edits and fewer edits than name has characters.
 func nearest(name string, candidates []string) string {
-	n := utf8.RuneCountInString(name)
-	limit := min(max(3, n/3), n-1)
-	best, bestDist := "", limit+1
-	for _, c := range candidates {
-		if d := levenshtein.Distance(name, c, nil); d < bestDist {
-			best, bestDist = c, d
-		}
-	}
-	return best
+	return diag.NearestWithin(name, candidates, max(3, utf8.RuneCountInString(name)/3))
 }
 
 // narrow applies in.Targets and in.Excludes to g: it returns the selection and the graph of what the run
