@@ -3,7 +3,7 @@ package view
 import (
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 )
 
 // The caps of the columns: a column is as wide as its widest name, up to its cap; longer names are
@@ -94,7 +94,7 @@ func (l *layout) shrink(budget int, mins ...int) {
 }
 
 // width returns the display width of s (its cells on a terminal).
-func width(s string) int { return lipgloss.Width(s) }
+func width(s string) int { return ansi.StringWidth(s) }
 
 // shortenEnd returns s cut to n cells, its end replaced by "…".
 func shortenEnd(s string, n int) string {
@@ -149,30 +149,11 @@ func shortenType(s string, n int) string {
 	return shortenEnd(s, n)
 }
 
-func takeHead(s string, n int) string {
-	w := 0
-	for i, r := range s {
-		rw := width(string(r))
-		if w+rw > n {
-			return s[:i]
-		}
-		w += rw
-	}
-	return s
-}
+// takeHead returns the first n cells of s, takeTail its last n (ansi: escape codes and wide characters
+// counted as a terminal shows them).
+func takeHead(s string, n int) string { return ansi.Truncate(s, max(n, 0), "") }
 
-func takeTail(s string, n int) string {
-	rs := []rune(s)
-	w := 0
-	for i := len(rs) - 1; i >= 0; i-- {
-		rw := width(string(rs[i]))
-		if w+rw > n {
-			return string(rs[i+1:])
-		}
-		w += rw
-	}
-	return s
-}
+func takeTail(s string, n int) string { return ansi.TruncateLeft(s, max(width(s)-n, 0), "") }
 
 // cell returns s shortened by shorten to n cells and padded to n.
 func cell(s string, n int, shorten func(string, int) string) string {
