@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -26,20 +25,13 @@ var ErrReadOnly = errors.New("the state database is open read-only")
 // with Open instead, which migrates it, as any command would. Writes fail with ErrReadOnly. Errors are
 // Open's.
 func OpenReadOnly(ctx context.Context, path string) (*Backend, error) {
-	if path == "" {
-		return nil, errors.New("open state database: empty path")
+	if err := checkPath(path); err != nil {
+		return nil, err
 	}
-	if strings.Contains(path, "?") {
-		return nil, fmt.Errorf("open state database %s: the path must not contain '?'; choose another path", path)
-	}
-	fi, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return openEmpty(ctx, path)
-	case err != nil:
+	} else if err != nil {
 		return nil, openError(path, err)
-	case fi.IsDir():
-		return nil, fmt.Errorf("open state database %s: it is a directory; pass the path of a file", path)
 	}
 	// query_only rather than mode=ro: the last connection of a read-only open leaves the -wal and -shm
 	// files behind, a query-only one removes them at Close as a writer does.

@@ -1,12 +1,10 @@
 package sqlite
 
 import (
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -162,28 +160,5 @@ func TestOpenReadOnlyMigratesOlderSchema(t *testing.T) {
 	defer func() { _ = b.Close() }()
 	if _, err := b.ListDeployments(ctx, state.DeploymentFilter{}); err != nil {
 		t.Errorf("ListDeployments() after the migration = %v", err)
-	}
-}
-
-func TestOpenReadOnlyRefusesNewerSchema(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "state.db")
-	b := mustOpen(t, path)
-	if err := b.wr.do(func(conn *sql.Conn) error {
-		_, err := conn.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99, 1)`)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b2, err := OpenReadOnly(ctx, path)
-	if err == nil {
-		_ = b2.Close()
-		t.Fatal("OpenReadOnly() of a newer schema = nil error, want one")
-	}
-	if !strings.Contains(err.Error(), "upgrade cdkx") || !strings.Contains(err.Error(), path) {
-		t.Errorf("OpenReadOnly() = %q, want the path and \"upgrade cdkx\"", err)
 	}
 }

@@ -70,19 +70,27 @@ type Backend struct {
 
 var _ state.Backend = (*Backend)(nil)
 
+// checkPath refuses a state database path that cannot be one: empty, holding a '?' (the driver splits its
+// DSN at the first one), or naming a directory.
+func checkPath(path string) error {
+	if path == "" {
+		return errors.New("open state database: empty path")
+	}
+	if strings.Contains(path, "?") {
+		return fmt.Errorf("open state database %s: the path must not contain '?'; choose another path", path)
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("open state database %s: it is a directory; pass the path of a file", path)
+	}
+	return nil
+}
+
 // Open opens (creating it and its parent directories when absent) the state database at path, applies any
 // pending schema migrations and returns the backend. Errors name the path and say what to do, e.g. when
 // the file is not a SQLite database, is not writable, or was written by a newer cdkx.
 func Open(ctx context.Context, path string) (*Backend, error) {
-	if path == "" {
-		return nil, errors.New("open state database: empty path")
-	}
-	if strings.Contains(path, "?") {
-		// The driver splits its DSN at the first '?'.
-		return nil, fmt.Errorf("open state database %s: the path must not contain '?'; choose another path", path)
-	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("open state database %s: it is a directory; pass the path of a file", path)
+	if err := checkPath(path); err != nil {
+		return nil, err
 	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -242,26 +242,32 @@ func TestMigrationsIdempotent(t *testing.T) {
 	}
 }
 
+// TestOpenRefusesNewerSchema: a database migrated by a newer cdkx is refused by Open and by OpenReadOnly,
+// naming the path and what to do.
 func TestOpenRefusesNewerSchema(t *testing.T) {
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "state.db")
-	b := mustOpen(t, path)
-	if err := b.wr.do(func(conn *sql.Conn) error {
-		_, err := conn.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99, 1)`)
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b2, err := Open(ctx, path)
-	if err == nil {
-		_ = b2.Close()
-		t.Fatal("Open() of a newer schema = nil error, want one")
-	}
-	if !strings.Contains(err.Error(), "upgrade cdkx") || !strings.Contains(err.Error(), path) {
-		t.Errorf("Open() = %q, want the path and \"upgrade cdkx\"", err)
+	for name, open := range map[string]func(context.Context, string) (*Backend, error){"Open": Open, "OpenReadOnly": OpenReadOnly} {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			path := filepath.Join(t.TempDir(), "state.db")
+			b := mustOpen(t, path)
+			if err := b.wr.do(func(conn *sql.Conn) error {
+				_, err := conn.ExecContext(ctx, `INSERT INTO goose_db_version (version_id, is_applied) VALUES (99, 1)`)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatal(err)
+			}
+			b2, err := open(ctx, path)
+			if err == nil {
+				_ = b2.Close()
+				t.Fatalf("%s() of a newer schema = nil error, want one", name)
+			}
+			if !strings.Contains(err.Error(), "upgrade cdkx") || !strings.Contains(err.Error(), path) {
+				t.Errorf("%s() = %q, want the path and \"upgrade cdkx\"", name, err)
+			}
+		})
 	}
 }
 
