@@ -5,30 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"gotest.tools/v3/golden"
 
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 )
-
-// writeAssembly writes a manifest of one stack A and its template into a new directory.
-func writeAssembly(t *testing.T, template string) string {
-	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
-		"manifest.json": `{"version": "1.0.0", "artifacts": {"A": {"type": "cdkx:stack", "properties": {"templateFile": "A.json"}}}}`,
-		"A.json":        template,
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func TestListRun(t *testing.T) {
 	t.Parallel()
@@ -56,7 +40,7 @@ func TestListRun(t *testing.T) {
 			t.Parallel()
 			dir := tt.app
 			if dir == "" {
-				dir = writeAssembly(t, tt.template)
+				dir = apptest.OneStack(t, tt.template)
 			}
 			var out, errOut bytes.Buffer
 			opts := &Options{F: &cli.Factory{IO: &cli.IOStreams{Out: &out, ErrOut: &errOut}}, Config: &cli.Config{App: dir, JSON: tt.json}}

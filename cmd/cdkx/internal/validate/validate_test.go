@@ -3,31 +3,15 @@ package validate
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"gotest.tools/v3/golden"
 
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/engine"
 )
-
-// writeAssembly writes a manifest of one stack A and its template into a new directory.
-func writeAssembly(t *testing.T, template string) string {
-	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
-		"manifest.json": `{"version": "1.0.0", "artifacts": {"A": {"type": "cdkx:stack", "properties": {"templateFile": "A.json"}}}}`,
-		"A.json":        template,
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func TestValidateRun(t *testing.T) {
 	t.Parallel()
@@ -54,7 +38,7 @@ func TestValidateRun(t *testing.T) {
 			t.Parallel()
 			app := tt.app
 			if app == "" {
-				app = writeAssembly(t, tt.template)
+				app = apptest.OneStack(t, tt.template)
 			}
 			var out, errOut bytes.Buffer
 			f := &cli.Factory{IO: &cli.IOStreams{Out: &out, ErrOut: &errOut}, Providers: func() *engine.Registry {
