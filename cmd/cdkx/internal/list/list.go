@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -83,10 +84,7 @@ func listRun(_ context.Context, opts *Options) error {
 		}{Stacks: []jsonStack{}, Issues: ds}
 		for _, s := range a.Stacks {
 			js := jsonStack{ID: s.ID, TemplateFile: s.TemplateFile, Dependencies: s.Dependencies, Resources: []jsonResource{}}
-			for k := range s.Outputs {
-				js.Outputs = append(js.Outputs, k)
-			}
-			slices.Sort(js.Outputs) // a map: sorted, so that every run prints the same bytes
+			js.Outputs = slices.Sorted(maps.Keys(s.Outputs)) // a map: sorted, so that every run prints the same bytes
 			for _, r := range s.Resources {
 				js.Resources = append(js.Resources, jsonResource{LogicalID: r.LogicalID, Type: r.Type, Provider: r.Provider, DependsOn: r.DependsOn})
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 
@@ -96,7 +97,7 @@ func outputsRun(ctx context.Context, opts *Options) error {
 	}
 	v, ok := st.Outputs[key]
 	if !ok {
-		keys := sortedKeys(st.Outputs)
+		keys := slices.Sorted(maps.Keys(st.Outputs))
 		if len(keys) == 0 {
 			return fmt.Errorf("stack %s has no outputs", stack)
 		}
@@ -171,13 +172,4 @@ func printValue(w io.Writer, v any, raw, asJSON bool) error {
 	}
 	_, err := fmt.Fprintln(w, view.Value(v))
 	return err
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
