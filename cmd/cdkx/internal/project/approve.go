@@ -3,6 +3,7 @@ package project
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
@@ -46,14 +47,9 @@ func ApprovePlan(ctx context.Context, f *cli.Factory, cfg *cli.Config) func(*pla
 		if cfg.Yes || !need {
 			return true, nil
 		}
-		if !f.IO.Interactive() {
-			return false, &cli.ExitError{Code: cli.ExitErr, Err: fmt.Errorf("deploy %w: the plan %s (--require-approval %s), but there is no terminal to ask on (or CI is set), so nothing was changed; review the plan with cdkx diff, then pass --yes to deploy it",
-				cli.ErrNeedsApproval, what, cfg.RequireApproval)}
-		}
-		PauseView(f) // asked again after a settling run, the region of that run is still drawn
-		view.Plan(f.IO.ErrOut, plan, f.IO.Color && !cfg.NoColor)
-		fmt.Fprintln(f.IO.ErrOut)
-		return cli.Confirm(ctx, f.IO, cli.ConfirmQuestion, "nothing was changed")
+		refusal := fmt.Errorf("deploy %w: the plan %s (--require-approval %s), but there is no terminal to ask on (or CI is set), so nothing was changed; review the plan with cdkx diff, then pass --yes to deploy it",
+			cli.ErrNeedsApproval, what, cfg.RequireApproval)
+		return ask(ctx, f, refusal, "nothing was changed", func(w io.Writer, _ int) { view.Plan(w, plan, f.IO.Color && !cfg.NoColor) })
 	}
 }
 
@@ -65,12 +61,25 @@ func ApproveDestroy(ctx context.Context, f *cli.Factory, cfg *cli.Config, force 
 		if force || cfg.Yes {
 			return true, nil
 		}
-		if !f.IO.Interactive() {
-			return false, &cli.ExitError{Code: cli.ExitErr, Err: fmt.Errorf("destroy %w: it deletes %d resource(s) in %s, but there is no terminal to ask on (or CI is set), so nothing was deleted; pass --force (or --yes) to destroy without asking",
-				cli.ErrNeedsApproval, len(deletions), strings.Join(stacks, ", "))}
-		}
-		view.Deletions(f.IO.ErrOut, deletions, f.IO.Color && !cfg.NoColor, f.IO.Width)
-		fmt.Fprintln(f.IO.ErrOut)
-		return cli.Confirm(ctx, f.IO, cli.ConfirmQuestion, "nothing was deleted")
+		refusal := fmt.Errorf("destroy %w: it deletes %d resource(s) in %s, but there is no terminal to ask on (or CI is set), so nothing was deleted; pass --force (or --yes) to destroy without asking",
+			cli.ErrNeedsApproval, len(deletions), strings.Join(stacks, ", "))
+		return ask(ctx, f, refusal, "nothing was deleted", func(w io.Writer, width int) {
+			view.Deletions(w, deletions, f.IO.Color && !cfg.NoColor, width)
+		})
 	}
+}
+
+// ask shows what a run is about to do (show, given stderr and the terminal's width) and asks
+// cli.ConfirmQuestion; without a terminal to ask on it ends with refusal (exit 1). unchanged says what a
+// Ctrl-C at the question leaves alone. A live region still drawn (asked again after a settling run) is
+// taken off the screen first.
+func ask(ctx context.Context, f *cli.Factory, refusal error, unchanged string, show func(w io.Writer, width int)) (bool, error) {
+	if !f.IO.Interactive() {
+		return false, &cli.ExitError{Code: cli.ExitErr, Err: refusal}
+	}
+	PauseView(f)
+	width, _ := f.IO.Size()
+	show(f.IO.ErrOut, width)
+	fmt.Fprintln(f.IO.ErrOut)
+	return cli.Confirm(ctx, f.IO, cli.ConfirmQuestion, unchanged)
 }
