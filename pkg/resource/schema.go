@@ -35,6 +35,9 @@ type PropertySchema struct {
 	WriteOnly bool
 	// Default is used when the property is absent, for diffing (nil: no default).
 	Default any
+	// UpdateNote, when set, is the harm an in-place change of this property does, in a few words that a
+	// plan shows beside the change (Hetzner's serverType: "the server is powered off while it is resized").
+	UpdateNote string
 }
 
 // Schema describes a resource type: its properties, its outputs and how it is replaced.
@@ -48,6 +51,9 @@ type Schema struct {
 	// properties). The planner predicts them from state; other outputs of an updated resource are unknown
 	// until deploy.
 	StableOutputs []string
+	// ReplaceNote, when set, is the harm a replacement of an object of this type does, in a few words that
+	// a plan shows beside the replacement (a Hetzner server: "its disk and everything on it are lost").
+	ReplaceNote string
 	// DeleteBeforeReplace is set when two objects of this type with the same Identity cannot coexist, so
 	// the old one must be deleted before the new one is created.
 	DeleteBeforeReplace bool
