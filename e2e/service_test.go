@@ -464,24 +464,42 @@ func TestServiceCancel(t *testing.T) {
 	bin := svcBuild(t)
 	token := svcToken(t, bin, dbURL)
 	srv := svcStartServer(t, bin, dbURL)
-	slow := svcNewFront(t, srv)
-	slow.setDelay(20 * time.Millisecond)
+	front := svcNewFront(t, srv)
+	// The deploy's first two commits go through (the stack's first, then a batch of creates); every
+	// request after them waits until cdkx cancel has landed (cancel talks to the service directly). The
+	// 300 state-only creates take well under a second, so a deploy let run would finish before any cancel:
+	// the hold, not timing, puts the cancel mid-run.
+	held, release := front.holdAfter(2, "")
+	defer release()
 	env := svcClientEnv(token)
-	dir, live := svcStartBigDeploy(t, bin, env, slow.URL, 1, 20)
+	dir := t.TempDir()
+	svcWriteAssembly(t, dir, []string{"Big"}, svcBigResources, "v1")
+	live := svcStart(t, bin, dir, env, "deploy", "--state", front.URL, "--concurrency", "1")
+	select {
+	case <-held:
+	case <-live.done:
+		t.Fatalf("the deploy ended before its requests were held:\n%s", live.output())
+	case <-time.After(time.Minute):
+		t.Fatalf("the deploy sent no request after its first commit within a minute:\n%s", live.output())
+	}
 	pid := live.pid()
 	c := svcExec(bin, dir, env, "cancel", "Big", "--state", srv.URL)
+	release()
 	if c.err != nil {
 		t.Fatal(c.err)
 	}
-	t.Logf("cdkx cancel Big: exit %d in %s, after %d creates started", c.code, c.took.Round(time.Millisecond), live.creates())
+	t.Logf("cdkx cancel Big: exit %d in %s, after %d creates were recorded", c.code, c.took.Round(time.Millisecond), live.creates())
 	if c.code != 0 || !strings.Contains(c.output(), "Cancelled the update of stack Big") {
 		t.Errorf("cdkx cancel Big exited %d, want 0 with \"Cancelled the update of stack Big\":\n%s", c.code, c.output())
 	}
 	code, out := live.wait(time.Minute)
-	t.Logf("the cancelled deploy exited %d, %s after cancel returned, having started %d creates",
+	t.Logf("the cancelled deploy exited %d, %s after cancel returned, having recorded %d creates",
 		code, live.ended().Sub(c.end).Round(time.Millisecond), live.creates())
 	if code == 0 || !strings.Contains(out, "lost the lock of stack Big") {
 		t.Errorf("the cancelled deploy exited %d, want non-zero with \"lost the lock of stack Big\":\n%s", code, out)
+	}
+	if strings.Contains(out, "Deploy complete") {
+		t.Errorf("the cancelled deploy reports \"Deploy complete\" for an update the service recorded as cancelled:\n%s", out)
 	}
 	if strings.Contains(out, "panic:") || strings.Contains(out, "goroutine ") {
 		t.Errorf("the cancelled deploy panicked:\n%s", out)
@@ -510,6 +528,45 @@ func TestServiceCancel(t *testing.T) {
 	}
 	st := svcCheckBig(t, db, bin, dir, env, srv.URL)
 	t.Logf("final state: %d resources at version %d, %d updates", len(st.Resources), st.Version, len(updates))
+}
+
+// TestServiceCancelAtComplete cancels an update whose steps are all committed but whose completion has
+// not reached the service: the run does not say "Deploy complete" for an update the service recorded as
+// cancelled; it exits non-zero with the lost lock, and state holds every committed step.
+func TestServiceCancelAtComplete(t *testing.T) {
+	dbURL := postgrestest.FreshSchema(t)
+	bin := svcBuild(t)
+	token := svcToken(t, bin, dbURL)
+	srv := svcStartServer(t, bin, dbURL)
+	front := svcNewFront(t, srv)
+	held, release := front.holdAfter(0, "/complete")
+	defer release()
+	env := svcClientEnv(token)
+	dir := t.TempDir()
+	svcWriteAssembly(t, dir, []string{"Big"}, svcBigResources, "v1")
+	live := svcStart(t, bin, dir, env, "deploy", "--state", front.URL)
+	select {
+	case <-held:
+	case <-live.done:
+		t.Fatalf("the deploy ended before its completion was held:\n%s", live.output())
+	case <-time.After(time.Minute):
+		t.Fatalf("the deploy did not complete its update within a minute:\n%s", live.output())
+	}
+	c := svcExec(bin, dir, env, "cancel", "Big", "--state", srv.URL)
+	release()
+	if c.err != nil || c.code != 0 {
+		t.Fatalf("cdkx cancel Big exited %d (%v):\n%s", c.code, c.err, c.output())
+	}
+	code, out := live.wait(time.Minute)
+	t.Logf("the deploy cancelled at its completion exited %d, having recorded %d creates", code, live.creates())
+	if code == 0 || !strings.Contains(out, "lost the lock of stack Big") || strings.Contains(out, "Deploy complete") {
+		t.Errorf("the deploy exited %d, want non-zero with \"lost the lock of stack Big\" and no \"Deploy complete\":\n%s", code, out)
+	}
+	db := svcConnect(t, dbURL)
+	if updates := svcUpdates(t, db, "Big"); len(updates) != 1 || updates[0].status != "cancelled" {
+		t.Errorf("updates of stack Big: %+v, want one, cancelled", updates)
+	}
+	svcCheckBig(t, db, bin, dir, env, srv.URL)
 }
 
 // svcBuild builds cdkx into a temporary directory of the test.
@@ -716,9 +773,11 @@ type svcFront struct {
 	delay   atomic.Int64 // nanoseconds
 	// delayOnly, when set, limits the delay to requests whose path ends with it (e.g. "/commit").
 	delayOnly atomic.Pointer[string]
-	served    []atomic.Int64
-	refused   atomic.Int64 // connections a replica refused
-	failed    atomic.Int64 // requests answered 502 (the replica failed mid-request)
+	// hold, when set, holds requests once its commits are answered (holdAfterCommits).
+	hold    atomic.Pointer[svcHold]
+	served  []atomic.Int64
+	refused atomic.Int64 // connections a replica refused
+	failed  atomic.Int64 // requests answered 502 (the replica failed mid-request)
 }
 
 func svcNewFront(t *testing.T, replicas ...*svcServer) *svcFront {
@@ -756,6 +815,27 @@ func svcNewFront(t *testing.T, replicas ...*svcServer) *svcFront {
 
 func (f *svcFront) setDelay(d time.Duration) { f.delay.Store(int64(d)) }
 
+// svcHold holds the front's requests after some commits: a point in a run that a test reaches without
+// racing the run (a fast run cannot finish before the test acts).
+type svcHold struct {
+	commits  atomic.Int64 // commits still let through
+	path     string       // the suffix of the paths held ("": every path)
+	once     sync.Once
+	held     chan struct{} // closed when the first request is held
+	released chan struct{}
+}
+
+// holdAfter makes the front hold every request whose path ends with path ("": every request) that
+// arrives once n commit requests ("…/commit") have been answered, until release is called; held is closed
+// when the first request is held.
+func (f *svcFront) holdAfter(n int, path string) (held <-chan struct{}, release func()) {
+	h := &svcHold{path: path, held: make(chan struct{}), released: make(chan struct{})}
+	h.commits.Store(int64(n))
+	f.hold.Store(h)
+	var once sync.Once
+	return h.held, func() { once.Do(func() { close(h.released) }) }
+}
+
 func (f *svcFront) servedCounts() []int64 {
 	out := make([]int64, len(f.served))
 	for i := range f.served {
@@ -774,6 +854,15 @@ func (f *svcFront) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		body = b
+	}
+	hold := f.hold.Load()
+	if hold != nil && hold.commits.Load() <= 0 && strings.HasSuffix(req.URL.Path, hold.path) {
+		hold.once.Do(func() { close(hold.held) })
+		select {
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		case <-hold.released:
+		}
 	}
 	if only := f.delayOnly.Load(); only != nil && !strings.HasSuffix(req.URL.Path, *only) {
 		// not delayed
@@ -799,6 +888,9 @@ func (f *svcFront) RoundTrip(req *http.Request) (*http.Response, error) {
 		var resp *http.Response
 		if resp, err = f.tr.RoundTrip(out); err == nil {
 			f.served[k].Add(1)
+			if hold != nil && strings.HasSuffix(req.URL.Path, "/commit") {
+				hold.commits.Add(-1)
+			}
 			return resp, nil
 		}
 		if !errors.Is(err, syscall.ECONNREFUSED) {

@@ -65,10 +65,12 @@ func processExists(pid int) bool {
 // not nil, is also called once per stack that has to be waited for, with its holder and reason "". (The
 // deployment record of a run that died is made ABORTED by the deployment queue, once its heartbeat stops:
 // state.Deployments.ClaimDeployments.) While held,
-// each lock's heartbeat is refreshed every HeartbeatInterval. release unlocks them all and stops the
-// heartbeat; it is safe to call once.
+// each lock's heartbeat is refreshed every HeartbeatInterval. release stops the heartbeat and unlocks them
+// all; it is safe to call once. Its error joins the stacks' Unlock errors: a lock the run lost while it
+// held it (a state service's update cancelled with `cdkx cancel`, or its lease expired) is such an error,
+// so that a run never reports success for work whose lock was taken from it.
 func LockStacks(ctx context.Context, b state.Backend, stacks []string, info state.LockInfo, timeout time.Duration,
-	notify func(holder state.LockInfo, takeover string)) (func(), error) {
+	notify func(holder state.LockInfo, takeover string)) (func() error, error) {
 	if info.Machine == "" {
 		info.Machine = MachineID()
 	}
@@ -76,10 +78,12 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 	sort.Strings(sorted)
 	deadline := time.Now().Add(timeout)
 	var held []string
-	unlock := func() {
+	unlock := func() error {
+		var errs []error
 		for _, s := range held {
-			_ = b.Unlock(context.WithoutCancel(ctx), s, info.ID)
+			errs = append(errs, b.Unlock(context.WithoutCancel(ctx), s, info.ID))
 		}
+		return errors.Join(errs...)
 	}
 	for _, s := range sorted {
 		li := info
@@ -96,7 +100,7 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 			if errors.As(err, &le) && !leased {
 				if stale, why := Stale(le.Holder, info.Machine, time.Now()); stale {
 					if uerr := b.Unlock(ctx, s, le.Holder.ID); uerr != nil {
-						unlock()
+						_ = unlock()
 						return nil, fmt.Errorf("take over the stale lock of stack %s: %w", s, uerr)
 					}
 					if notify != nil {
@@ -106,7 +110,7 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 				}
 			}
 			if !errors.As(err, &le) || time.Now().Add(LockPollInterval).After(deadline) {
-				unlock()
+				_ = unlock()
 				if le != nil {
 					return nil, err
 				}
@@ -118,7 +122,7 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 			waited = true
 			select {
 			case <-ctx.Done():
-				unlock()
+				_ = unlock()
 				return nil, ctx.Err()
 			case <-time.After(LockPollInterval):
 			}
@@ -141,9 +145,9 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 			}
 		}
 	}()
-	return func() {
+	return func() error {
 		close(stop)
 		<-stopped
-		unlock()
+		return unlock()
 	}, nil
 }

@@ -211,12 +211,12 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 }
 
 // destroy is Run after the confirmation, with the claimed deployments.
-func (d Destroy) destroy(ctx context.Context, names []string, targeting bool, deployments map[string]*state.Deployment) (*engine.Result, error) {
+func (d Destroy) destroy(ctx context.Context, names []string, targeting bool, deployments map[string]*state.Deployment) (_ *engine.Result, err error) {
 	release, err := d.lock(ctx, names, "destroy")
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	defer releaseInto(release, &err)
 	byName := map[string]*state.Stack{}
 	for _, n := range names {
 		if byName[n], err = d.Backend.GetStack(ctx, n); err != nil { // read again under the lock
@@ -316,12 +316,12 @@ type Import struct {
 // object for the resource, resource.ErrNotFound (wrapped) when the provider has no such object,
 // *state.LockedError, or a provider's configuration error.
 func (i Import) Run(ctx context.Context) (*engine.Result, error) {
-	return i.queued(ctx, state.KindImport, []string{i.Stack}, nil, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
+	return i.queued(ctx, state.KindImport, []string{i.Stack}, nil, func(ctx context.Context, deployments map[string]*state.Deployment) (_ *engine.Result, err error) {
 		release, err := i.lock(ctx, []string{i.Stack}, "import")
 		if err != nil {
 			return nil, err
 		}
-		defer release()
+		defer releaseInto(release, &err)
 		st, err := i.Backend.GetStack(ctx, i.Stack)
 		if err != nil {
 			return nil, err

@@ -264,12 +264,12 @@ func (x execution) run() (*engine.Result, *planner.Plan, error) {
 	return res, plan, err
 }
 
-func (x execution) apply(ctx context.Context) (*engine.Result, *planner.Plan, error) {
+func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan, err error) {
 	release, err := x.lock(ctx, x.sel.Stacks, "deploy")
 	if err != nil {
 		return nil, nil, err
 	}
-	defer release()
+	defer releaseInto(release, &err)
 	st, err := x.current(ctx)
 	if err != nil {
 		return nil, nil, err

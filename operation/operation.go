@@ -179,8 +179,8 @@ func (e Env) run(ctx context.Context, what shown, f func(opts engine.Options) (*
 	return res, err
 }
 
-// lock takes the stacks' locks for operation and returns their release.
-func (e Env) lock(ctx context.Context, stacks []string, operation string) (func(), error) {
+// lock takes the stacks' locks for operation and returns their release (engine.LockStacks).
+func (e Env) lock(ctx context.Context, stacks []string, operation string) (func() error, error) {
 	info := e.Lock.Holder
 	info.Operation = operation
 	now := e.now().UTC()
@@ -188,6 +188,14 @@ func (e Env) lock(ctx context.Context, stacks []string, operation string) (func(
 		info.StartedAt, info.HeartbeatAt = now, now
 	}
 	return engine.LockStacks(ctx, e.Backend, stacks, info, e.Lock.Timeout, e.Lock.Notify)
+}
+
+// releaseInto runs release and keeps its error in *err when *err is nil. Deferred after lock, it makes a
+// lock lost while the run held it the run's error, so that the run does not report success.
+func releaseInto(release func() error, err *error) {
+	if rerr := release(); rerr != nil && *err == nil {
+		*err = rerr
+	}
 }
 
 func (e Env) notice(format string, args ...any) {
@@ -297,12 +305,12 @@ func (r Refresh) Run(ctx context.Context) (*engine.Result, error) {
 			return nil, err
 		}
 	}
-	return r.queued(ctx, state.KindRefresh, names, nil, func(ctx context.Context, deployments map[string]*state.Deployment) (*engine.Result, error) {
+	return r.queued(ctx, state.KindRefresh, names, nil, func(ctx context.Context, deployments map[string]*state.Deployment) (_ *engine.Result, err error) {
 		release, err := r.lock(ctx, names, "refresh")
 		if err != nil {
 			return nil, err
 		}
-		defer release()
+		defer releaseInto(release, &err)
 		var stacks []*state.Stack
 		for _, n := range names {
 			st, err := r.Backend.GetStack(ctx, n)

@@ -255,7 +255,9 @@ func (b *Backend) Lock(ctx context.Context, info state.LockInfo) error {
 
 // Unlock releases the stack's lock if id holds it: this backend's own update is completed (failed when
 // its deployment failed), another holder's is cancelled (API token), which makes that holder's next call
-// fail with a lost lock.
+// fail with a lost lock. Unlocking its own update that the service ended first (cancelled with `cdkx
+// cancel`, or its lease expired and was collected) returns the lost-lock error: the run that held it must
+// not report success.
 func (b *Backend) Unlock(ctx context.Context, stack, id string) error {
 	b.mu.Lock()
 	l := b.leases[stack]
@@ -268,15 +270,18 @@ func (b *Backend) Unlock(ctx context.Context, stack, id string) error {
 	b.mu.Unlock()
 	if l != nil {
 		l.stop()
-		if l.err() != nil {
-			return nil // the service ended it already
+		if lost := l.err(); lost != nil {
+			return lost // the service ended the update before this run did: the run does not end well
 		}
 		status := "succeeded"
 		if failed {
 			status = "failed"
 		}
 		err := b.send(ctx, "POST", l.path+"/complete", l.auth(), stateapi.CompleteUpdateRequest{Status: status}, nil)
-		if err != nil && l.lose(err) == nil {
+		if lost := l.lose(err); lost != nil {
+			return lost
+		}
+		if err != nil {
 			return fmt.Errorf("unlock stack %s: complete the update: %w", stack, err)
 		}
 		return nil

@@ -83,8 +83,9 @@ func TestLostLease(t *testing.T) {
 	if err != nil || st.Version != 1 {
 		t.Errorf("GetStack(web) = version %v, %v; want 1", st, err)
 	}
-	if err := a.Unlock(ctx, "web", "lock-a"); err != nil {
-		t.Errorf("Unlock() of a lost lock = %v, want nil", err)
+	// The run that lost its lock must not end as if it had succeeded: its Unlock says so.
+	if err := a.Unlock(ctx, "web", "lock-a"); err == nil || !strings.Contains(err.Error(), "lost the lock of stack web") {
+		t.Errorf("Unlock() of a lost lock = %v, want the lost-lock error", err)
 	}
 	if err := other.Lock(ctx, state.LockInfo{ID: "lock-b", Stack: "web", Operation: "deploy"}); err != nil {
 		t.Errorf("Lock(web) after the cancel = %v", err)

@@ -14,8 +14,9 @@ import (
 
 // Lock takes the locks of stacks for a command doing operation (deploy, destroy, refresh), as this
 // process, waiting up to --lock-timeout and telling the user whom it waits for or whose stale lock it takes
-// over. A lock still held after that is an *ExitError with code ExitLocked naming the holder.
-func Lock(ctx context.Context, f *Factory, cfg *Config, b state.Backend, stacks []string, operation string) (func(), error) {
+// over. A lock still held after that is an *ExitError with code ExitLocked naming the holder. release
+// returns the error of a lock lost while it was held (engine.LockStacks).
+func Lock(ctx context.Context, f *Factory, cfg *Config, b state.Backend, stacks []string, operation string) (func() error, error) {
 	now := f.Now().UTC()
 	info := LockHolder()
 	info.Operation, info.StartedAt, info.HeartbeatAt = operation, now, now

@@ -148,7 +148,9 @@ func importRun(ctx context.Context, opts *ImportOptions) (err error) {
 			return err
 		}
 		d, err := engine.ImportState(ctx, b, st, engine.Options{Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
-		release()
+		if rerr := release(); rerr != nil && err == nil {
+			err = rerr
+		}
 		if err != nil {
 			return err
 		}
