@@ -25,14 +25,14 @@ func TestServiceKilledClientDefaults(t *testing.T) {
 	bin := svcBuild(t)
 	token := svcToken(t, bin, dbURL)
 	srv := svcStartServer(t, bin, dbURL)
-	slow := svcNewFront(t, srv)
-	slow.setDelay(20 * time.Millisecond)
+	front := svcNewFront(t, srv)
 	env := svcClientEnv(token)
-	dir, live := svcStartBigDeploy(t, bin, env, slow.URL, 1, 20)
+	dir, live, release := svcStartBigDeploy(t, bin, env, front, 1)
 	killed := live.pid()
 	if err := live.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	release()
 	killedAt := time.Now()
 	code, out := live.wait(time.Minute)
 	t.Logf("killed the deploy (pid %d, exit %d) after %d creates started", killed, code, live.creates())

@@ -290,14 +290,14 @@ func TestServiceKilledClient(t *testing.T) {
 	bin := svcBuild(t)
 	token := svcToken(t, bin, dbURL)
 	srv := svcStartServer(t, bin, dbURL, "--lease", "3s", "--lease-grace", "1s", "--gc-interval", "1s")
-	slow := svcNewFront(t, srv)
-	slow.setDelay(20 * time.Millisecond)
+	front := svcNewFront(t, srv)
 	env := svcClientEnv(token)
-	dir, live := svcStartBigDeploy(t, bin, env, slow.URL, 1, 20)
+	dir, live, release := svcStartBigDeploy(t, bin, env, front, 1)
 	killed := live.pid()
 	if err := live.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	release()
 	killedAt := time.Now()
 	code, out := live.wait(time.Minute)
 	t.Logf("killed the deploy (pid %d, exit %d) after %d creates started", killed, code, live.creates())
@@ -355,11 +355,11 @@ func TestServiceReplicaKilled(t *testing.T) {
 	token := svcToken(t, bin, dbURL)
 	a, b := svcStartServer(t, bin, dbURL), svcStartServer(t, bin, dbURL)
 	front := svcNewFront(t, a, b)
-	front.setDelay(10 * time.Millisecond)
 	env := svcClientEnv(token)
-	dir, live := svcStartBigDeploy(t, bin, env, front.URL, 2, 60)
+	dir, live, release := svcStartBigDeploy(t, bin, env, front, 2)
 	before := front.servedCounts()
 	a.kill()
+	release()
 	t.Logf("killed replica 0 (pid %d) after %d creates started; the replicas had served %v", a.cmd.Process.Pid, live.creates(), before)
 	code, out := live.wait(2 * time.Minute)
 	after := front.servedCounts()
@@ -389,10 +389,11 @@ func TestServicePostgresRestart(t *testing.T) {
 	slow := svcNewFront(t, srv)
 	slow.setDelay(15 * time.Millisecond)
 	env := svcClientEnv(token)
-	dir, live := svcStartBigDeploy(t, bin, env, slow.URL, 1, 30)
+	dir, live, release := svcStartBigDeploy(t, bin, env, slow, 1)
 	downAt := time.Now()
 	pg.ctl(t, "stop -m fast -w -t 30")
 	stopped := time.Now()
+	release() // the deploy goes on against a service whose database is down
 	type probe struct {
 		path, retryAfter string
 		code             int
@@ -465,23 +466,9 @@ func TestServiceCancel(t *testing.T) {
 	token := svcToken(t, bin, dbURL)
 	srv := svcStartServer(t, bin, dbURL)
 	front := svcNewFront(t, srv)
-	// The deploy's first two commits go through (the stack's first, then a batch of creates); every
-	// request after them waits until cdkx cancel has landed (cancel talks to the service directly). The
-	// 300 state-only creates take well under a second, so a deploy let run would finish before any cancel:
-	// the hold, not timing, puts the cancel mid-run.
-	held, release := front.holdAfter(2, "")
-	defer release()
+	// The deploy is held mid-run until cdkx cancel (which talks to the service directly) has landed.
 	env := svcClientEnv(token)
-	dir := t.TempDir()
-	svcWriteAssembly(t, dir, []string{"Big"}, svcBigResources, "v1")
-	live := svcStart(t, bin, dir, env, "deploy", "--state", front.URL, "--concurrency", "1")
-	select {
-	case <-held:
-	case <-live.done:
-		t.Fatalf("the deploy ended before its requests were held:\n%s", live.output())
-	case <-time.After(time.Minute):
-		t.Fatalf("the deploy sent no request after its first commit within a minute:\n%s", live.output())
-	}
+	dir, live, release := svcStartBigDeploy(t, bin, env, front, 1)
 	pid := live.pid()
 	c := svcExec(bin, dir, env, "cancel", "Big", "--state", srv.URL)
 	release()
@@ -1147,18 +1134,26 @@ func (r svcResourceState) value() string {
 // svcBigResources is the size of stack "Big", the slow deploy the fault tests interrupt.
 const svcBigResources = 300
 
-// svcStartBigDeploy writes an assembly of stack "Big" (svcBigResources resources) into a new directory,
-// starts `cdkx deploy --state state --concurrency concurrency` there and returns once it has started
-// creates creates.
-func svcStartBigDeploy(t *testing.T, bin string, env []string, state string, concurrency, creates int) (string, *svcLive) {
+// svcStartBigDeploy writes an assembly of stack "Big" (svcBigResources resources) into a new directory and
+// starts `cdkx deploy --state front.URL --concurrency concurrency` there. It returns once the deploy is
+// held mid-run: its first two commits (the stack's first, then a batch of creates) went through and its
+// next request waits in front until release is called. The fault a test makes before release thus always
+// lands mid-run, however fast the creates are (300 state-only creates take well under a second).
+func svcStartBigDeploy(t *testing.T, bin string, env []string, front *svcFront, concurrency int) (dir string, live *svcLive, release func()) {
 	t.Helper()
-	dir := t.TempDir()
+	dir = t.TempDir()
 	svcWriteAssembly(t, dir, []string{"Big"}, svcBigResources, "v1")
-	live := svcStart(t, bin, dir, env, "deploy", "--state", state, "--concurrency", strconv.Itoa(concurrency))
-	if !live.waitCreates(creates, time.Minute) {
-		t.Fatalf("the deploy did not start %d creates:\n%s", creates, live.output())
+	held, release := front.holdAfter(2, "")
+	t.Cleanup(release)
+	live = svcStart(t, bin, dir, env, "deploy", "--state", front.URL, "--concurrency", strconv.Itoa(concurrency))
+	select {
+	case <-held:
+	case <-live.done:
+		t.Fatalf("the deploy ended before it was held mid-run:\n%s", live.output())
+	case <-time.After(time.Minute):
+		t.Fatalf("the deploy did not reach its third commit within a minute:\n%s", live.output())
 	}
-	return dir, live
+	return dir, live, release
 }
 
 // svcCheckBig checks stack "Big" at the end of a fault test: its checkpoints are gapless and its exported
