@@ -1036,24 +1036,6 @@ func (l *svcLive) output() string {
 	return l.stdout.String() + l.out.String()
 }
 
-// waitCreates waits until n resource creates have started; false when the process ended first or
-// timeout passed.
-func (l *svcLive) waitCreates(n int, timeout time.Duration) bool {
-	deadline := time.After(timeout)
-	for {
-		if l.creates() >= n {
-			return true
-		}
-		select {
-		case <-l.done:
-			return l.creates() >= n
-		case <-deadline:
-			return false
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-}
-
 // wait waits for the process to end (killing it after timeout) and returns its exit code and output.
 func (l *svcLive) wait(timeout time.Duration) (int, string) {
 	select {

@@ -85,7 +85,9 @@ func TestLockStacksTakesOverStaleLocks(t *testing.T) {
 			t.Errorf("lock of %s held by %s (machine %q), want me on this machine", l.Stack, l.ID, l.Machine)
 		}
 	}
-	release()
+	if err := release(); err != nil {
+		t.Errorf("release() = %v", err)
+	}
 	if locks, _ := b.Locks(ctx); len(locks) != 0 {
 		t.Errorf("after release: %d locks held, want 0", len(locks))
 	}
