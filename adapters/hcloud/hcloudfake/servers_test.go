@@ -121,20 +121,24 @@ func TestChangeServerTypeRefused(t *testing.T) {
 		{"other architecture", off, "cax21", 422, "invalid_server_type"},
 		{"smaller disk", off, "cx22", 422, "invalid_server_type"},
 	}
+	// Once every refusal has run: the servers are as they were.
+	t.Cleanup(func() {
+		for sid, want := range map[string]string{running: "cx22", off: "cx32"} {
+			got := a.ok("GET", "/v1/servers/"+sid, nil)["server"].(map[string]any)["server_type"].(map[string]any)["name"]
+			if got != want {
+				t.Errorf("server %s has type %v after the refusals, want %s", sid, got, want)
+			}
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // every case is refused, so none changes the shared fake
 			a := &api{t: t, base: a.base, hc: a.hc}
 			status, out, _ := a.call("POST", "/v1/servers/"+tt.server+"/actions/change_type", map[string]any{"server_type": tt.typ, "upgrade_disk": false})
 			if status != tt.status || errCodeOf(out) != tt.code {
 				t.Errorf("change_type to %s = %d %q, want %d %q (%v)", tt.typ, status, errCodeOf(out), tt.status, tt.code, out)
 			}
 		})
-	}
-	for sid, want := range map[string]string{running: "cx22", off: "cx32"} {
-		got := a.ok("GET", "/v1/servers/"+sid, nil)["server"].(map[string]any)["server_type"].(map[string]any)["name"]
-		if got != want {
-			t.Errorf("server %s has type %v after the refusals, want %s", sid, got, want)
-		}
 	}
 }
 
@@ -187,6 +191,7 @@ func TestSpecChecksServerActionAnswers(t *testing.T) {
 	bad := `{"action":{"id":1,"command":"change_server_type","status":"done"}}` // no progress, started, …; bad status
 	for _, path := range []string{"change_type", "poweroff", "poweron"} {
 		t.Run(path, func(t *testing.T) {
+			t.Parallel()
 			rec := &recordingTB{TB: t}
 			tr := &specTransport{t: rec, router: loadSpec(t), base: roundTripFunc(func(*http.Request) (*http.Response, error) {
 				return &http.Response{StatusCode: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}},
