@@ -535,7 +535,7 @@ func (p *Provider) waitServerOff(ctx context.Context, id int64) error {
 			return nil
 		}
 		if !p.c.now().Before(deadline) {
-			return fmt.Errorf("still %s %s after its power-off action succeeded", status, opts.Timeout)
+			return fmt.Errorf("it is still %s %s after its power-off action succeeded; deploy again once it is off", status, opts.Timeout)
 		}
 		t := time.NewTimer(min(wait, max(deadline.Sub(p.c.now()), 0)))
 		select {
