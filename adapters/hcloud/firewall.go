@@ -34,6 +34,7 @@ func init() {
 			},
 			Outputs:             outputs("firewallId"),
 			StableOutputs:       []string{"firewallId"},
+			ReplaceNote:         "the servers it protects are unfiltered until the new one is applied to them",
 			DeleteBeforeReplace: true,
 			Identity:            []string{"name"},
 			Check:               checkFirewall,

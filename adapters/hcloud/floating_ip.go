@@ -46,6 +46,7 @@ func init() {
 			},
 			Outputs:             outputs("floatingIpId", "type", "name", "description", "homeLocation", "labels"),
 			StableOutputs:       outputs("floatingIpId", "type", "homeLocation"),
+			ReplaceNote:         "its address is lost (the new IP gets another)",
 			DeleteBeforeReplace: true,
 			Identity:            []string{"name"},
 			Check:               checkFloatingIP,

@@ -20,6 +20,9 @@
 //     declared as resource.SerialKey, and the engine runs them one after another.
 //   - Create-only properties replace the object; types whose names are unique per project delete the old
 //     object first when the replacement keeps its name (resource.Schema.DeleteBeforeReplace, Identity).
+//     A server's serverType is not create-only: a change resizes the server in place (power off,
+//     change_type keeping the disk's size, power on), as Hetzner's Console and Terraform do. Schemas name
+//     the harm of a replacement or change (ReplaceNote, UpdateNote) for plans to show.
 //   - Every type reads its object back (refresh, drift) and locates the object of an interrupted create
 //     by name (or by its parent and key), so crash recovery never duplicates a server.
 //   - Secrets (a certificate's privateKey, a server's root_password) are never stored or shown.

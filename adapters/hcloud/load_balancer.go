@@ -58,6 +58,7 @@ func init() {
 			},
 			Outputs:             outputs("loadBalancerId", "name", "labels", "loadBalancerType", "algorithm", "publicInterface"),
 			StableOutputs:       []string{"loadBalancerId"},
+			ReplaceNote:         "it gets new public IPs, and serves nothing until the new one has its services and targets",
 			DeleteBeforeReplace: true,
 			Identity:            []string{"name"},
 			// Not serialized per network: the attach may wait for subnets that the same deploy creates

@@ -31,6 +31,7 @@ func init() {
 			},
 			Outputs:             outputs("networkId", "name", "ipRange", "labels", "exposeRoutesToVswitch"),
 			StableOutputs:       []string{"networkId", "ipRange"},
+			ReplaceNote:         "the servers and load balancers attached to it lose their private IPs in it",
 			DeleteBeforeReplace: true,
 			Identity:            []string{"name"},
 			Check:               checkNetwork,

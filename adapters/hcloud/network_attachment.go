@@ -41,6 +41,7 @@ func init() {
 			},
 			Outputs:             outputs("physicalId", "serverId", "networkId", "ip", "aliasIps", "ipRange"),
 			StableOutputs:       outputs("physicalId", "serverId", "networkId", "ip", "aliasIps", "ipRange"),
+			ReplaceNote:         "the server leaves the network for a moment",
 			DeleteBeforeReplace: true,
 			Identity:            []string{"serverId", "networkId"},
 			Serialize:           []resource.SerialKey{{Group: "network", Property: "networkId"}, {Group: "server", Property: "serverId"}},

@@ -45,6 +45,7 @@ func init() {
 			},
 			Outputs:             outputs("primaryIpId", "name", "type", "assigneeType", "assigneeId", "autoDelete", "labels"),
 			StableOutputs:       outputs("primaryIpId", "type", "assigneeType"),
+			ReplaceNote:         "its address is lost (the new IP gets another); an assigned one's server is powered off while it is unassigned",
 			DeleteBeforeReplace: true,
 			Identity:            []string{"name"},
 			Check:               checkPrimaryIP,

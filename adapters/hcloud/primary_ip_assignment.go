@@ -35,13 +35,19 @@ func init() {
 			Type:        TypePrimaryIPAssignment,
 			Description: "Assigns a Primary IP to a server, stopping the server for the moment (POST /primary_ips/{id}/actions/assign)",
 			Properties: map[string]resource.PropertySchema{
-				"primaryIpId":  idSchema("Primary IP to assign; a change replaces the assignment", true, true),
-				"assigneeId":   idSchema("Server to assign it to (it is powered off for the change and on again); a change moves the IP", true, false),
+				"primaryIpId": idSchema("Primary IP to assign; a change replaces the assignment", true, true),
+				"assigneeId": noted(idSchema("Server to assign it to (it is powered off for the change and on again); a change moves the IP", true, false),
+					"both servers are powered off while the IP moves"),
 				"assigneeType": {Kind: resource.KindString, Required: true, Enum: []string{"server"}, Description: "Kind of assignee: server"},
 			},
 			Outputs:       outputs("primaryIpId", "assigneeId", "assigneeType"),
 			StableOutputs: []string{"primaryIpId"},
-			Serialize:     []resource.SerialKey{{Group: "primary-ip", Property: "primaryIpId"}, {Group: "server", Property: "assigneeId"}},
+			ReplaceNote:   "the server is powered off while its Primary IP changes",
+			// A server holds one Primary IP of each type: another IP for the same server is assigned only
+			// after the old one is unassigned; for another server, the new assignment may come first.
+			DeleteBeforeReplace: true,
+			Identity:            []string{"assigneeId"},
+			Serialize:           []resource.SerialKey{{Group: "primary-ip", Property: "primaryIpId"}, {Group: "server", Property: "assigneeId"}},
 		},
 		ids:    []string{"primaryIpId", "assigneeId"},
 		create: (*Provider).createPrimaryIPAssignment,

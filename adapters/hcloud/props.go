@@ -183,6 +183,12 @@ func idSchema(desc string, required, createOnly bool) resource.PropertySchema {
 		Description: desc + " (an integer ID; an integer string such as \"42\" is accepted)"}
 }
 
+// noted is p with an UpdateNote: the harm an in-place change of the property does, for plans to show.
+func noted(p resource.PropertySchema, note string) resource.PropertySchema {
+	p.UpdateNote = note
+	return p
+}
+
 // outputs returns the output names sorted and without duplicates, for Schema.Outputs.
 func outputs(names ...string) []string {
 	out := slices.Clone(names)

@@ -3,12 +3,14 @@ package hcloud
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -16,10 +18,10 @@ import (
 // TypeServer is a cloud server (https://docs.hetzner.cloud/#servers).
 //
 // Properties: name (required; an RFC 1123 hostname, unique in the project; changes in place), labels
-// (changes in place) and, all create-only: serverType (required), image (required; name or ID), location
-// or datacenter (deprecated), startAfterCreate, placementGroupId, sshKeys (names or IDs), volumes and
-// networks (IDs), firewalls ([{firewall: ID}]), userData (at most 32 KiB), automount, publicNet
-// {enableIpv4, enableIpv6, ipv4, ipv6 (Primary IP IDs)}.
+// (changes in place), serverType (required; changes in place: the server is resized, see below) and, all
+// create-only: image (required; name or ID), location or datacenter (deprecated), startAfterCreate,
+// placementGroupId, sshKeys (names or IDs), volumes and networks (IDs), firewalls ([{firewall: ID}]),
+// userData (at most 32 KiB), automount, publicNet {enableIpv4, enableIpv6, ipv4, ipv6 (Primary IP IDs)}.
 //
 // Outputs: serverId (integer, also the physical ID), name and labels (from the API), and every other
 // property as resolved, when set: location, datacenter, serverType, startAfterCreate, image,
@@ -29,9 +31,15 @@ import (
 //
 // Create POST /servers, then wait for its action and every one of its next_actions (power on, volume
 // mounts, network attachments), then GET /servers/{id} until the server is running (or off when
-// startAfterCreate is false: the TypeScript runtime failed there); read GET /servers/{id}; update
-// PUT /servers/{id} {name, labels}; delete DELETE /servers/{id} and wait for its action, so that its
-// network attachments are gone before its subnets are deleted; locate GET /servers?name=.
+// startAfterCreate is false: the TypeScript runtime failed there); read GET /servers/{id}; update: a new
+// serverType resizes the server in place, keeping its ID, disk and addresses (GET /server_types?name= to
+// refuse, before any change, a type of another architecture or storage or with a disk smaller than the
+// server's; POST /servers/{id}/actions/poweroff → wait → GET /servers/{id} until off; …/change_type
+// {server_type, upgrade_disk: false} → wait, so that the disk keeps its size and the type can be changed
+// back; …/poweron → wait if the server was not off before), then PUT /servers/{id} {name, labels}; delete
+// DELETE /servers/{id} and wait for its action, so that its network attachments are gone before its
+// subnets are deleted; locate GET /servers?name=. A change of architecture (x86 ↔ arm) cannot be made in
+// place: the update fails before any change and says to replace the server (cdkx deploy --replace).
 const TypeServer = "Hetzner::Compute::Server"
 
 // serverTypes are the server types the TypeScript schema lists, plus the 2025 generation (cx23…, cpx12…),
@@ -62,9 +70,10 @@ func init() {
 			Type:        TypeServer,
 			Description: "A cloud server (POST /servers)",
 			Properties: map[string]resource.PropertySchema{
-				"name":             {Kind: resource.KindString, Required: true, Description: "Name, an RFC 1123 hostname unique in the project"},
-				"labels":           labelsSchema,
-				"serverType":       {Kind: resource.KindString, Required: true, CreateOnly: true, Enum: serverTypes, Description: "Server type, e.g. cx22"},
+				"name":   {Kind: resource.KindString, Required: true, Description: "Name, an RFC 1123 hostname unique in the project"},
+				"labels": labelsSchema,
+				"serverType": {Kind: resource.KindString, Required: true, Enum: serverTypes, UpdateNote: "the server is powered off while it is resized",
+					Description: "Server type, e.g. cx22; a change resizes the server in place (powered off meanwhile; its disk keeps its size)"},
 				"image":            {Kind: resource.KindString, Required: true, CreateOnly: true, Description: "Image name or ID, e.g. ubuntu-24.04"},
 				"location":         {Kind: resource.KindString, CreateOnly: true, Enum: locations, Description: "Location, e.g. nbg1"},
 				"datacenter":       {Kind: resource.KindString, CreateOnly: true, Description: "Data center, e.g. nbg1-dc3 (deprecated by Hetzner after 2026-07-01: use location)"},
@@ -80,13 +89,17 @@ func init() {
 				"publicNet": {Kind: resource.KindObject, CreateOnly: true,
 					Description: "Public network: {enableIpv4, enableIpv6: bool, ipv4, ipv6: Primary IP ID or null}"},
 			},
-			Outputs:             outputs(append([]string{"serverId", "name", "labels"}, serverEchoed...)...),
-			StableOutputs:       append([]string{"serverId"}, serverEchoed...),
+			Outputs: outputs(append([]string{"serverId", "name", "labels"}, serverEchoed...)...),
+			// serverType changes in place; the other echoed properties are create-only.
+			StableOutputs:       append([]string{"serverId"}, slices.DeleteFunc(slices.Clone(serverEchoed), func(k string) bool { return k == "serverType" })...),
+			ReplaceNote:         "its disk and all data on it are lost; it gets new public IPs unless publicNet names Primary IPs",
 			DeleteBeforeReplace: true,
 			// A server in a network needs a subnet in its zone, and leaves the network before its subnets go.
 			After:    []resource.After{{Type: TypeSubnet, Property: "networks", OtherProperty: "networkId"}},
 			Identity: []string{"name"},
-			Check:    checkServer,
+			// A resize powers the server off and on, as a Primary IP assignment does: one at a time.
+			Serialize: []resource.SerialKey{{Group: "server"}},
+			Check:     checkServer,
 		},
 		ids:    []string{"placementGroupId", "volumes", "networks"},
 		create: (*Provider).createServer,
@@ -203,12 +216,19 @@ type server struct {
 			Name string `json:"name"`
 		} `json:"location"`
 	} `json:"datacenter"`
-	ServerType struct {
-		Name string `json:"name"`
-	} `json:"server_type"`
-	PlacementGroup *struct {
+	ServerType      serverType `json:"server_type"`
+	PrimaryDiskSize int        `json:"primary_disk_size"` // GB
+	PlacementGroup  *struct {
 		ID int64 `json:"id"`
 	} `json:"placement_group"`
+}
+
+// serverType is the API's server type object (the fields the adapter reads).
+type serverType struct {
+	Name         string `json:"name"`
+	Architecture string `json:"architecture"` // x86 or arm
+	StorageType  string `json:"storage_type"` // local or network
+	Disk         int    `json:"disk"`         // GB
 }
 
 // location is the name of the server's location.
@@ -229,6 +249,9 @@ func serverOutputs(s *server, props resource.Properties) resource.Properties {
 		if v, ok := props[k]; ok && v != nil {
 			out[k] = v
 		}
+	}
+	if _, ok := out["serverType"]; ok && s.ServerType.Name != "" {
+		out["serverType"] = s.ServerType.Name // what the server is now, e.g. after a resize
 	}
 	return out
 }
@@ -398,6 +421,11 @@ func (p *Provider) updateServer(ctx context.Context, req resource.UpdateRequest)
 	if err != nil {
 		return resource.UpdateResult{}, err
 	}
+	if slices.Contains(req.Changed, "serverType") {
+		if err := p.resizeServer(ctx, id, str(req.New, "serverType")); err != nil {
+			return resource.UpdateResult{}, err
+		}
+	}
 	var out struct {
 		Server server `json:"server"`
 	}
@@ -418,4 +446,104 @@ func (p *Provider) deleteServer(ctx context.Context, req resource.DeleteRequest)
 		return err
 	}
 	return p.c.wait(ctx, out.all()...)
+}
+
+// resizeServer changes server id's type to typeName in place, as Hetzner's Console does: it refuses, before
+// any change, a type that cannot take the server (another architecture or storage, or a disk smaller than
+// the server's, which never shrinks); powers the server off and waits until it is off; changes the type
+// with upgrade_disk false, so that the disk keeps its size and the change can be undone; and powers the
+// server on again unless it was off before (or Hetzner started it already). A server that already has
+// the type is left as it is (a resize retried after an interruption). When the change fails, a server
+// that was on is powered on again.
+func (p *Provider) resizeServer(ctx context.Context, id int64, typeName string) error {
+	s, err := p.getServer(ctx, id)
+	if err != nil {
+		return err
+	}
+	if s.ServerType.Name == typeName {
+		return nil
+	}
+	var types struct {
+		ServerTypes []serverType `json:"server_types"`
+	}
+	if err := p.c.call(ctx, http.MethodGet, "/server_types"+query("name", typeName), nil, &types); err != nil {
+		return fmt.Errorf("%s: server %d: look up server type %q: %w", Name, id, typeName, err)
+	}
+	if len(types.ServerTypes) == 0 {
+		return fmt.Errorf("%s: server %d: server type %q does not exist at Hetzner; choose one that GET /server_types lists", Name, id, typeName)
+	}
+	to, from := types.ServerTypes[0], s.ServerType
+	replace := "replace the server instead (cdkx deploy --replace STACK/LOGICAL_ID: its disk and all data on it are lost)"
+	switch {
+	case from.Architecture != "" && to.Architecture != from.Architecture:
+		return fmt.Errorf("%s: server %d: serverType %s → %s changes the architecture (%s → %s), which Hetzner cannot resize in place; %s",
+			Name, id, from.Name, to.Name, from.Architecture, to.Architecture, replace)
+	case from.StorageType != "" && to.StorageType != from.StorageType:
+		return fmt.Errorf("%s: server %d: serverType %s → %s changes the storage (%s → %s), which Hetzner cannot resize in place; %s",
+			Name, id, from.Name, to.Name, from.StorageType, to.StorageType, replace)
+	case to.Disk < s.PrimaryDiskSize:
+		return fmt.Errorf("%s: server %d: serverType %s has a %d GB disk, smaller than the server's %d GB disk, which cannot shrink; choose a type with at least %d GB, or %s",
+			Name, id, to.Name, to.Disk, s.PrimaryDiskSize, s.PrimaryDiskSize, replace)
+	}
+	on := s.Status != "off"
+	if on {
+		if err := p.runAction(ctx, "/servers", id, "poweroff", nil); err != nil {
+			return fmt.Errorf("%s: server %d: power off to resize it: %w", Name, id, err)
+		}
+		if err := p.waitServerOff(ctx, id); err != nil {
+			return p.powerOnAfter(ctx, id, on, fmt.Errorf("%s: server %d: power off to resize it: %w", Name, id, err))
+		}
+	}
+	if err := p.runAction(ctx, "/servers", id, "change_type", map[string]any{"server_type": typeName, "upgrade_disk": false}); err != nil {
+		return p.powerOnAfter(ctx, id, on, fmt.Errorf("%s: server %d: resize from %s to %s: %w", Name, id, from.Name, typeName, err))
+	}
+	return p.powerOnAfter(ctx, id, on, nil)
+}
+
+// powerOnAfter powers server id on again after a resize when it was on before and is off now, and
+// returns cause joined with any error of that.
+func (p *Provider) powerOnAfter(ctx context.Context, id int64, wasOn bool, cause error) error {
+	if !wasOn {
+		return cause
+	}
+	status, err := p.serverPowerStatus(ctx, id)
+	if err == nil && status != "off" {
+		return cause // Hetzner started it already
+	}
+	if err == nil {
+		err = p.runAction(ctx, "/servers", id, "poweron", nil)
+	}
+	if err != nil {
+		return errors.Join(cause, fmt.Errorf("%s: server %d was powered off to resize it and did not power on again; start it in the Hetzner Console: %w", Name, id, err))
+	}
+	return cause
+}
+
+// waitServerOff polls GET /servers/{id} until the server is off, backing off from the poll interval up to
+// the action timeout: Hetzner may report a server running for some seconds after its power-off action
+// succeeded, and refuses change_type until then (422 server_not_stopped).
+func (p *Provider) waitServerOff(ctx context.Context, id int64) error {
+	opts := p.c.poll.withDefaults()
+	deadline := p.c.now().Add(opts.Timeout)
+	wait := opts.Interval
+	for {
+		status, err := p.serverPowerStatus(ctx, id)
+		if err != nil {
+			return err
+		}
+		if status == "off" {
+			return nil
+		}
+		if !p.c.now().Before(deadline) {
+			return fmt.Errorf("it is still %s %s after its power-off action succeeded; deploy again once it is off", status, opts.Timeout)
+		}
+		t := time.NewTimer(min(wait, max(deadline.Sub(p.c.now()), 0)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(wait*2, 50*opts.Interval)
+	}
 }

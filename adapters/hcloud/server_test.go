@@ -3,6 +3,7 @@ package hcloud_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -253,13 +254,23 @@ func TestServerRequests(t *testing.T) {
 func TestServerSchema(t *testing.T) {
 	t.Parallel()
 	s := typeSchema(t, hcloud.TypeServer)
+	// serverType is missing: it changes in place (a resize).
 	want := []string{"automount", "datacenter", "firewalls", "image", "location", "networks", "placementGroupId", "publicNet",
-		"serverType", "sshKeys", "startAfterCreate", "userData", "volumes"}
+		"sshKeys", "startAfterCreate", "userData", "volumes"}
 	if diff := cmp.Diff(want, s.CreateOnly()); diff != "" {
 		t.Errorf("create-only (-want +got):\n%s", diff)
 	}
 	if !s.DeleteBeforeReplace || !cmp.Equal(s.Identity, []string{"name"}) {
 		t.Errorf("DeleteBeforeReplace, Identity = %v, %v; want true, [name]", s.DeleteBeforeReplace, s.Identity)
+	}
+	if slices.Contains(s.StableOutputs, "serverType") {
+		t.Errorf("StableOutputs %v hold serverType, which a resize changes", s.StableOutputs)
+	}
+	if diff := cmp.Diff([]resource.SerialKey{{Group: "server"}}, s.Serialize); diff != "" {
+		t.Errorf("Serialize (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(s.ReplaceNote, "disk") || !strings.Contains(s.Properties["serverType"].UpdateNote, "powered off") {
+		t.Errorf("ReplaceNote %q, serverType UpdateNote %q; want the disk loss and the power-off named", s.ReplaceNote, s.Properties["serverType"].UpdateNote)
 	}
 }
 

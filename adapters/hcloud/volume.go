@@ -50,6 +50,7 @@ func init() {
 			},
 			Outputs:             outputs("volumeId", "name", "size", "location", "format", "labels"),
 			StableOutputs:       []string{"volumeId", "location", "format"},
+			ReplaceNote:         "its data is lost",
 			DeleteBeforeReplace: true,
 			Identity:            []string{"name"},
 			Serialize:           []resource.SerialKey{{Group: "volume"}},

@@ -32,7 +32,7 @@ func init() {
 			Description: "A volume attached to a server (POST /volumes/{id}/actions/attach)",
 			Properties: map[string]resource.PropertySchema{
 				"volumeId":  idSchema("Volume (the attachment's physical ID)", true, true),
-				"serverId":  idSchema("Server in the volume's location", true, false),
+				"serverId":  noted(idSchema("Server in the volume's location", true, false), "the volume is detached from its server while it moves"),
 				"automount": {Kind: resource.KindBool, Description: "Mount the volume when it is attached"},
 			},
 			Outputs:       outputs("volumeId", "serverId"),

@@ -412,6 +412,11 @@ func (f *Fake) serverRoutes() {
 	power("shutdown", "shutdown_server", "off")
 	power("reboot", "reboot_server", "running")
 	power("reset", "reset_server", "running")
+	// POST /servers/{id}/actions/change_type: https://docs.hetzner.cloud/#server-actions-change-the-type-of-a-server
+	serverAction("change_type", "change_server_type", []string{"upgrade_disk", "server_type"}, func() any { return &schema.ServerActionChangeTypeRequest{} },
+		func(s *server, req any) ([]schema.ActionResourceReference, func(), error) {
+			return changeServerType(s, req.(*schema.ServerActionChangeTypeRequest))
+		})
 	// POST /servers/{id}/actions/attach_to_network: https://docs.hetzner.cloud/#server-actions-attach-a-server-to-a-network
 	serverAction("attach_to_network", "attach_to_network", []string{"network"}, func() any { return &schema.ServerActionAttachToNetworkRequest{} },
 		func(s *server, req any) ([]schema.ActionResourceReference, func(), error) {
@@ -499,4 +504,34 @@ func (f *Fake) serverRoutes() {
 				}
 			}, nil
 		})
+}
+
+// changeServerType checks POST /servers/{id}/actions/change_type as Hetzner does and returns its effect:
+// the server must be off (422 server_not_stopped); the type must exist (422 invalid_input on
+// server_type) and fit the server (422 invalid_server_type: the same architecture and storage type, and a
+// disk at least as big as the server's, since a disk never shrinks). With upgrade_disk the server's disk
+// grows to the new type's; without it the disk keeps its size, so the type can be changed back. The server
+// stays off: starting it again is the caller's move (POST …/actions/poweron).
+func changeServerType(s *server, q *schema.ServerActionChangeTypeRequest) ([]schema.ActionResourceReference, func(), error) {
+	if s.Status != "off" {
+		return nil, nil, errCode("server_not_stopped", "server must be stopped before changing type")
+	}
+	st, ok := findServerType(idOrName(q.ServerType))
+	if !ok {
+		return nil, nil, invalid(field{"server_type", "server type " + idOrName(q.ServerType) + " not found"})
+	}
+	switch cur := s.ServerType; {
+	case st.Architecture != cur.Architecture:
+		return nil, nil, errCode("invalid_server_type", fmt.Sprintf("server type %s (%s) does not fit server %d (%s): the architecture cannot change", st.Name, st.Architecture, s.ID, cur.Architecture))
+	case st.StorageType != cur.StorageType:
+		return nil, nil, errCode("invalid_server_type", fmt.Sprintf("server type %s (%s storage) does not fit server %d (%s storage)", st.Name, st.StorageType, s.ID, cur.StorageType))
+	case st.Disk < s.PrimaryDiskSize:
+		return nil, nil, errCode("invalid_server_type", fmt.Sprintf("server type %s has a %d GB disk, smaller than server %d's %d GB disk: disks cannot shrink", st.Name, st.Disk, s.ID, s.PrimaryDiskSize))
+	}
+	return nil, func() {
+		s.ServerType = st
+		if q.UpgradeDisk {
+			s.PrimaryDiskSize = st.Disk
+		}
+	}, nil
 }
