@@ -200,6 +200,9 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 		}
 	}
 	recs := PlanRecords(plan)
+	for _, rec := range recs {
+		rec.SnapshotHash = hash // what the plan was made from: stores refuse a plan of another snapshot
+	}
 	now := r.now().UTC()
 	var out []*state.Deployment
 	for _, name := range r.Stacks {
@@ -405,7 +408,7 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 	refuse := func(err error) (*engine.Result, *planner.Plan, error) {
 		if r.Claimed {
 			now := r.now().UTC()
-			_ = r.Backend.FinishDeployment(context.WithoutCancel(ctx), d.ID, state.StatusFailed, now, d.StateVersion, err.Error())
+			_ = r.Backend.FinishDeployment(context.WithoutCancel(ctx), d.ID, r.runner(), state.StatusFailed, now, d.StateVersion, err.Error())
 		}
 		return nil, nil, err
 	}
@@ -533,9 +536,11 @@ func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, messa
 	if plan == nil {
 		return nil, &PlanError{Diagnostics: pds}
 	}
+	rec := PlanRecords(plan)[d.Stack]
+	rec.SnapshotHash = state.SnapshotHash(d.Snapshot)
 	nd := &state.Deployment{ID: uuid.NewString(), Stack: d.Stack, Kind: state.KindDeploy, Status: state.StatusProposed,
 		Message: message, CreatedBy: e.CreatedBy, CdkxVersion: e.Version, Snapshot: d.Snapshot, SnapshotHash: d.SnapshotHash,
-		Plan: PlanRecords(plan)[d.Stack], StateVersion: st[d.Stack].Version, Version: st[d.Stack].Version, CreatedAt: e.now().UTC()}
+		Plan: rec, StateVersion: st[d.Stack].Version, Version: st[d.Stack].Version, CreatedAt: e.now().UTC()}
 	if err := e.Backend.CreateDeployments(ctx, []*state.Deployment{nd}); err != nil {
 		return nil, err
 	}

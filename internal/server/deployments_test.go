@@ -22,8 +22,9 @@ const deps = "/api/cdkx/org/proj/deployments"
 
 // dep is a deployment to create: id of stack in status st, with a snapshot.
 func dep(id, stack string, st state.DeploymentStatus) state.Deployment {
-	return state.Deployment{ID: id, Stack: stack, Kind: state.KindDeploy, Status: st, Snapshot: []byte(`{"s":"` + id + `"}`),
-		SnapshotHash: "h-" + id, CdkxVersion: "test", CreatedBy: "mallory"}
+	snapshot := []byte(`{"s":"` + id + `"}`)
+	return state.Deployment{ID: id, Stack: stack, Kind: state.KindDeploy, Status: st, Snapshot: snapshot,
+		SnapshotHash: state.SnapshotHash(snapshot), CdkxVersion: "test", CreatedBy: "mallory"}
 }
 
 // waiting is dep with a heartbeat: a process waits for it.

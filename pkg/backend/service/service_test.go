@@ -159,7 +159,7 @@ func TestRetriedDeploymentCalls(t *testing.T) {
 	if _, err := b.RequestAbort(ctx, "d1", "me", time.Now()); err != nil {
 		t.Fatalf("RequestAbort(d1) = %v", err)
 	}
-	if err := b.FinishDeployment(ctx, "d1", state.StatusAborted, time.Now(), 1, "aborted"); err != nil {
+	if err := b.FinishDeployment(ctx, "d1", "r", state.StatusAborted, time.Now(), 1, "aborted"); err != nil {
 		t.Fatalf("FinishDeployment(d1) = %v", err)
 	}
 	if _, err := b.UpdateDeployment(ctx, "d2", state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved}); err != nil {
@@ -192,9 +192,8 @@ func TestRequireSecondPerson(t *testing.T) {
 	}
 	approve := state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved}
 	_, err = alice.UpdateDeployment(ctx, "p", approve)
-	var ae *service.APIError
-	if !errors.As(err, &ae) || ae.Status != http.StatusForbidden || !strings.Contains(err.Error(), "second person") {
-		t.Errorf("alice approves her own proposal = %v, want a 403 that names the second-person rule", err)
+	if !errors.As(err, new(*state.ForbiddenError)) || !strings.Contains(err.Error(), "second person") {
+		t.Errorf("alice approves her own proposal = %v, want a *state.ForbiddenError (a 403) that names the second-person rule", err)
 	}
 	d, err := bob.UpdateDeployment(ctx, "p", approve)
 	if err != nil || d.ApprovedBy != "bob" {

@@ -79,7 +79,8 @@ func TestReopenKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	dep := &state.Deployment{ID: "d1", Stack: "web", Kind: state.KindDeploy, Status: state.StatusPending,
-		Snapshot: []byte(`{"Resources":{}}`), SnapshotHash: "abc", CreatedAt: t0, Plan: &state.Plan{Create: 1}}
+		Snapshot: []byte(`{"Resources":{}}`), CreatedAt: t0,
+		Plan: &state.Plan{Create: 1, SnapshotHash: state.SnapshotHash([]byte(`{"Resources":{}}`))}}
 	if err := b.CreateDeployments(ctx, []*state.Deployment{dep}); err != nil {
 		t.Fatal(err)
 	}
@@ -679,7 +680,7 @@ func TestTwoBackendsClaim(t *testing.T) {
 						time.Sleep(time.Millisecond)
 						continue
 					}
-					if err := b.FinishDeployment(ctx, d.ID, state.StatusCompleted, time.Now(), 1, ""); err != nil {
+					if err := b.FinishDeployment(ctx, d.ID, d.Runner, state.StatusCompleted, time.Now(), 1, ""); err != nil {
 						t.Errorf("FinishDeployment(%s) = %v", d.ID, err)
 						return
 					}
