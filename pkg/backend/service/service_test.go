@@ -53,6 +53,30 @@ func TestContract(t *testing.T) {
 	}, statetest.ServerClock(), statetest.RecordsUser("ci"))
 }
 
+// TestStateMachine runs the state machine's (from, to, who) table on a state service started with
+// --require-second-person as the policy says; each person is a client with an API token of that name.
+func TestStateMachine(t *testing.T) {
+	statetest.RunStateMachine(t, func(t *testing.T, p state.Policy) func(string) state.Backend {
+		srv, err := server.Open(context.Background(), postgrestest.FreshSchema(t), server.Options{RequireSecondPerson: p.RequireSecondPerson})
+		if err != nil {
+			t.Fatalf("server.Open() = %v", err)
+		}
+		t.Cleanup(srv.Close)
+		ts := httptest.NewServer(srv.Handler())
+		t.Cleanup(ts.Close)
+		clients := map[string]state.Backend{}
+		return func(name string) state.Backend {
+			if b, ok := clients[name]; ok {
+				return b
+			}
+			b := open(t, ts.URL, mustToken(t, srv, name))
+			t.Cleanup(func() { _ = b.Close() })
+			clients[name] = b
+			return b
+		}
+	})
+}
+
 // TestLostLease cancels a holder's update from another client (what `cdkx cancel` does) and checks that
 // the holder's next commit fails with a lost-lock error and stores nothing, and that the stack can be
 // locked again.

@@ -36,6 +36,17 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// TestStateMachine runs the state machine's (from, to, who) table on SQLite, with the policy set as
+// cdkx.json's "approval" sets it.
+func TestStateMachine(t *testing.T) {
+	statetest.RunStateMachine(t, func(t *testing.T, p state.Policy) func(string) state.Backend {
+		b := openTemp(t)
+		t.Cleanup(func() { _ = b.Close() })
+		b.SetPolicy(p)
+		return func(string) state.Backend { return b }
+	})
+}
+
 // openTemp opens a backend on a new file in a temporary directory.
 func openTemp(t *testing.T) *Backend {
 	t.Helper()
