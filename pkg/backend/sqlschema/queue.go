@@ -174,8 +174,8 @@ func PlanClaims(ids []string, found map[string]state.Deployment, queue []state.D
 		if aborted[id] {
 			d.Status = state.StatusAborted
 		}
-		if d.Status != state.StatusPending && d.Status != state.StatusApproved {
-			c.Err = &state.TransitionError{ID: id, Status: d.Status, To: state.StatusRunning}
+		if err := state.CheckTransition(d, state.StatusRunning, state.Actor{}, state.Policy{}); err != nil {
+			c.Err = err // only PENDING and APPROVED deployments are claimed, by anyone
 			break
 		}
 		if ahead := Ahead(live, d); len(ahead) > 0 {
