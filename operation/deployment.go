@@ -189,7 +189,8 @@ func planDifferences(approved, now *state.Plan) []string {
 }
 
 // stepFieldsDiffer returns the JSON names of the fields in which two steps differ (their canonical
-// JSON), sorted; none when they are the same. "digest" is named "starting point or values".
+// JSON), sorted; none when they are the same. "digest" is named for what it stands for: "starting point
+// or values (digest)".
 func stepFieldsDiffer(a, b state.PlanStep) []string {
 	fields := func(s state.PlanStep) map[string]any {
 		var m map[string]any
