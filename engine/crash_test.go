@@ -42,11 +42,11 @@ func (b dyingBackend) CreateDeployments(ctx context.Context, ds []*state.Deploym
 	return b.Backend.CreateDeployments(ctx, ds)
 }
 
-func (b dyingBackend) FinishDeployment(ctx context.Context, id string, s state.DeploymentStatus, at time.Time, v int64, msg string) error {
+func (b dyingBackend) FinishDeployment(ctx context.Context, id, runner string, s state.DeploymentStatus, at time.Time, v int64, msg string) error {
 	if b.dead.Load() {
 		return errCrashed
 	}
-	return b.Backend.FinishDeployment(ctx, id, s, at, v, msg)
+	return b.Backend.FinishDeployment(ctx, id, runner, s, at, v, msg)
 }
 
 // crashCase is one kind of step under a crash: setup brings state and the provider to the starting point
@@ -224,7 +224,7 @@ func runCrashCase(t *testing.T, tc crashCase, k int) int {
 	}
 	for _, d := range running {
 		if _, err := env.b.UpdateDeployment(ctx, d.ID, state.Transition{From: []state.DeploymentStatus{state.StatusRunning},
-			To: state.StatusAborted, Error: "crashed", At: time.Now()}); err != nil {
+			Runner: d.Runner, To: state.StatusAborted, Error: "crashed", At: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -217,7 +217,7 @@ func (r *run) close(d *state.Deployment, err error) error {
 	if !r.owned {
 		return err
 	}
-	if ferr := r.opts.Backend.FinishDeployment(context.Background(), d.ID, d.Status, d.FinishedAt, d.Version, d.Error); ferr != nil && err == nil {
+	if ferr := r.opts.Backend.FinishDeployment(context.Background(), d.ID, r.opts.CreatedBy, d.Status, d.FinishedAt, d.Version, d.Error); ferr != nil && err == nil {
 		return ferr
 	}
 	return err

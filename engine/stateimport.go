@@ -70,7 +70,7 @@ func ImportState(ctx context.Context, b state.Backend, st *state.Stack, opts Opt
 	}
 	d.Status, d.FinishedAt, d.Version, d.Error = status, opts.Now().UTC(), v, msg
 	if owned {
-		if ferr := b.FinishDeployment(context.WithoutCancel(ctx), d.ID, status, d.FinishedAt, v, msg); ferr != nil && err == nil {
+		if ferr := b.FinishDeployment(context.WithoutCancel(ctx), d.ID, opts.CreatedBy, status, d.FinishedAt, v, msg); ferr != nil && err == nil {
 			err = ferr
 		}
 	}

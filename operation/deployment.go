@@ -1,9 +1,11 @@
 package operation
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -94,7 +96,7 @@ func planStep(s *planner.Step) state.PlanStep {
 }
 
 // StaleError is returned when an approved deployment runs after its stack moved and the plan made now
-// differs from the approved one: nothing was called (exit code 1).
+// differs from the approved one: nothing was called (exit code 1). --replan applies the new plan instead.
 type StaleError struct {
 	ID, Stack        string
 	PlannedAt, Found int64
@@ -107,7 +109,50 @@ func (e *StaleError) Error() string {
 		e.ID, e.PlannedAt, e.Stack, e.Found, strings.Join(e.Differences, "\n  "))
 }
 
-// planDifferences lists, one line per resource, how plan now differs from the approved one.
+// TamperedError is returned when a stored deployment would not run what was recorded and approved: its
+// stored snapshot is not the one its hash names (Recorded, Stored: the recorded hash and the stored
+// snapshot's), or its stack did not move since it was planned and the plan made now from the snapshot
+// differs from the approved one (Differences). Nothing was called (exit code 1), and --replan does not
+// apply: propose the change again.
+type TamperedError struct {
+	ID, Stack        string
+	Recorded, Stored string
+	Differences      []string
+}
+
+// Error says what does not match and what to do.
+func (e *TamperedError) Error() string {
+	if e.Recorded != e.Stored {
+		return fmt.Sprintf("deployment %s is tampered: its stored snapshot is not the one it was recorded with (recorded hash %s, stored snapshot's %s): nothing was changed; reject or abort it and propose the change again (cdkx deploy --propose)",
+			e.ID, orNone(e.Recorded), orNone(e.Stored))
+	}
+	return fmt.Sprintf("deployment %s is tampered: stack %s did not move since it was planned, yet the plan made now from its snapshot differs from the approved one:\n  %s\nnothing was changed; reject or abort it and propose the change again (cdkx deploy --propose)",
+		e.ID, e.Stack, strings.Join(e.Differences, "\n  "))
+}
+
+func orNone(h string) string {
+	if h == "" {
+		return "(none)"
+	}
+	return h
+}
+
+// checkSnapshot returns a *TamperedError when d's snapshot (read) is not the one its SnapshotHash names,
+// or its plan names another snapshot: the stored record was changed after it was recorded.
+func checkSnapshot(d *state.Deployment) error {
+	got := state.SnapshotHash(d.Snapshot)
+	if got != d.SnapshotHash {
+		return &TamperedError{ID: d.ID, Stack: d.Stack, Recorded: d.SnapshotHash, Stored: got}
+	}
+	if d.Plan != nil && d.Plan.SnapshotHash != "" && d.Plan.SnapshotHash != got {
+		return &TamperedError{ID: d.ID, Stack: d.Stack, Recorded: d.Plan.SnapshotHash, Stored: got}
+	}
+	return nil
+}
+
+// planDifferences lists, one line per resource, how plan now differs from the approved one: a step is
+// the same only when its whole record is (every field, compared as canonical JSON, keyed by resource
+// and op), so that any value a step records binds the approval.
 func planDifferences(approved, now *state.Plan) []string {
 	index := func(p *state.Plan) map[string]state.PlanStep {
 		m := map[string]state.PlanStep{}
@@ -134,8 +179,33 @@ func planDifferences(approved, now *state.Plan) []string {
 			out = append(out, fmt.Sprintf("%s: approved %s; now no such step", as.Resource, describe(as)))
 		case !inA && inN:
 			out = append(out, fmt.Sprintf("%s: not in the approved plan; now %s", ns.Resource, describe(ns)))
-		case as.Digest != ns.Digest:
-			out = append(out, fmt.Sprintf("%s: approved %s; now %s from a different starting point", as.Resource, describe(as), describe(ns)))
+		default:
+			if fields := stepFieldsDiffer(as, ns); len(fields) > 0 {
+				out = append(out, fmt.Sprintf("%s: approved %s; now %s, with another %s", as.Resource, describe(as), describe(ns), strings.Join(fields, ", ")))
+			}
+		}
+	}
+	return out
+}
+
+// stepFieldsDiffer returns the JSON names of the fields in which two steps differ (their canonical
+// JSON), sorted; none when they are the same. "digest" is named for what it stands for: "starting point
+// or values (digest)".
+func stepFieldsDiffer(a, b state.PlanStep) []string {
+	fields := func(s state.PlanStep) map[string]any {
+		var m map[string]any
+		data, _ := json.Marshal(s) // a PlanStep always encodes
+		_ = json.Unmarshal(data, &m)
+		return m
+	}
+	fa, fb := fields(a), fields(b)
+	var out []string
+	for _, k := range sortedKeys(fa, fb) {
+		if !bytes.Equal(resource.Canonical(fa[k]), resource.Canonical(fb[k])) {
+			if k == "digest" {
+				k = "starting point or values (digest)"
+			}
+			out = append(out, k)
 		}
 	}
 	return out
@@ -200,6 +270,9 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 		}
 	}
 	recs := PlanRecords(plan)
+	for _, rec := range recs {
+		rec.SnapshotHash = hash // what the plan was made from: stores refuse a plan of another snapshot
+	}
 	now := r.now().UTC()
 	var out []*state.Deployment
 	for _, name := range r.Stacks {
@@ -297,12 +370,21 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 		}
 	}
 	if len(x.approved) > 0 {
+		// The plan made now, from the snapshot and the current state, is what runs: it must be the approved
+		// one, step for step and value for value, whether or not the stack moved. When it moved, the
+		// difference is staleness (--replan accepts it); when it did not, only the record can have changed.
 		now := PlanRecords(plan)
 		for _, d := range x.sess.ds {
-			if d.StateVersion == settled[d.Stack].Version {
+			approved, ok := x.approved[d.Stack]
+			if !ok {
 				continue
 			}
-			if diffs := planDifferences(x.approved[d.Stack], now[d.Stack]); len(diffs) > 0 && !x.replan {
+			diffs := planDifferences(approved, now[d.Stack])
+			switch {
+			case len(diffs) == 0:
+			case d.StateVersion == settled[d.Stack].Version:
+				return nil, plan, &TamperedError{ID: d.ID, Stack: d.Stack, Differences: diffs}
+			case !x.replan:
 				return nil, plan, &StaleError{ID: d.ID, Stack: d.Stack, PlannedAt: d.StateVersion, Found: settled[d.Stack].Version, Differences: diffs}
 			}
 		}
@@ -379,8 +461,11 @@ func settledAny(before, after map[string]*state.Stack) bool {
 
 // RunDeployment runs a stored deployment from its snapshot here: an approved proposal (cdkx deployments
 // approve --run, run), or one an agent claimed. Provider credentials come from this process's
-// environment. An approved deployment whose stack moved since it was planned is re-planned and refused as
-// stale (*StaleError) when the plan differs, unless Replan.
+// environment. Before any provider call, the stored snapshot must be the one its recorded hash names
+// (else *TamperedError), and the snapshot is always planned again against the current state: for an
+// approved deployment, a plan that differs from the approved one in any step or value is refused, as
+// stale (*StaleError) when the stack moved since it was planned (unless Replan), as tampered
+// (*TamperedError) when it did not. Replan never accepts a changed snapshot.
 type RunDeployment struct {
 	Env
 	Deployment *state.Deployment
@@ -405,7 +490,7 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 	refuse := func(err error) (*engine.Result, *planner.Plan, error) {
 		if r.Claimed {
 			now := r.now().UTC()
-			_ = r.Backend.FinishDeployment(context.WithoutCancel(ctx), d.ID, state.StatusFailed, now, d.StateVersion, err.Error())
+			_ = r.Backend.FinishDeployment(context.WithoutCancel(ctx), d.ID, r.runner(), state.StatusFailed, now, d.StateVersion, err.Error())
 		}
 		return nil, nil, err
 	}
@@ -415,6 +500,9 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 			return refuse(err)
 		}
 		d.Snapshot = full.Snapshot
+	}
+	if err := checkSnapshot(d); err != nil {
+		return refuse(err)
 	}
 	snap, err := DecodeSnapshot(d)
 	if err != nil {
@@ -533,9 +621,11 @@ func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, messa
 	if plan == nil {
 		return nil, &PlanError{Diagnostics: pds}
 	}
+	rec := PlanRecords(plan)[d.Stack]
+	rec.SnapshotHash = state.SnapshotHash(d.Snapshot)
 	nd := &state.Deployment{ID: uuid.NewString(), Stack: d.Stack, Kind: state.KindDeploy, Status: state.StatusProposed,
 		Message: message, CreatedBy: e.CreatedBy, CdkxVersion: e.Version, Snapshot: d.Snapshot, SnapshotHash: d.SnapshotHash,
-		Plan: PlanRecords(plan)[d.Stack], StateVersion: st[d.Stack].Version, Version: st[d.Stack].Version, CreatedAt: e.now().UTC()}
+		Plan: rec, StateVersion: st[d.Stack].Version, Version: st[d.Stack].Version, CreatedAt: e.now().UTC()}
 	if err := e.Backend.CreateDeployments(ctx, []*state.Deployment{nd}); err != nil {
 		return nil, err
 	}

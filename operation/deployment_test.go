@@ -247,3 +247,86 @@ func TestAbortRunning(t *testing.T) {
 	}
 	t.Logf("aborted after %s with %d of 60 created", time.Since(start).Round(time.Millisecond), len(fx.cloud.Objects()))
 }
+
+// TestTamperedDeployment: an approved deployment whose stored record was changed after approval is refused
+// as tampered before any provider call, whether the snapshot no longer matches its hash or snapshot and
+// hash were both changed (the plan made now differs while the stack did not move); --replan never
+// accepts it.
+func TestTamperedDeployment(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		// tamper changes the approved deployment d as an attacker with write access to the records
+		// would, given the stored record of another proposal.
+		tamper func(d, other *state.Deployment)
+		// moved deploys another change first, so that the stack moved since d was planned.
+		moved, replan bool
+		// wantHashes: the error names the hashes (else the plan's differences).
+		wantHashes bool
+		wantDiffs  []string
+	}{
+		{name: "snapshot changed", wantHashes: true,
+			tamper: func(d, other *state.Deployment) { d.Snapshot = other.Snapshot }},
+		{name: "snapshot changed, stack moved, replan", moved: true, replan: true, wantHashes: true,
+			tamper: func(d, other *state.Deployment) { d.Snapshot = other.Snapshot }},
+		{name: "plan names another snapshot", wantHashes: true,
+			tamper: func(d, other *state.Deployment) { d.Snapshot, d.SnapshotHash = other.Snapshot, other.SnapshotHash }},
+		{name: "snapshot, hash and plan's hash changed",
+			tamper: func(d, other *state.Deployment) {
+				d.Snapshot, d.SnapshotHash, d.Plan.SnapshotHash = other.Snapshot, other.SnapshotHash, other.SnapshotHash
+			},
+			wantDiffs: []string{
+				"S/R0: approved update (properties.value); now update (properties.value), with another starting point or values (digest)",
+				"S/R1: approved update (properties.value); now update (properties.value), with another starting point or values (digest)",
+				"S/R2: not in the approved plan; now create",
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fx := newFixture(t, 0)
+			fx.deploy(t, writeAssembly(t, fx, 2, "v1", "").Assembly)
+			p := record(t, fx, writeAssembly(t, fx, 2, "v2", ""), state.StatusProposed, "")
+			evil, err := fx.env.Backend.GetDeployment(ctx, record(t, fx, writeAssembly(t, fx, 3, "EVIL", ""), state.StatusProposed, "").ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.moved {
+				fx.deploy(t, writeAssembly(t, fx, 2, "v3", "").Assembly) // a proposal holds no place
+			}
+			d := approve(t, fx, p)
+			if d.Snapshot, err = snapshotOf(fx, d.ID); err != nil {
+				t.Fatal(err)
+			}
+			tt.tamper(d, evil)
+			before := values(fx)
+			calls := len(fx.tick)
+			_, _, err = (operation.RunDeployment{Env: fx.env, Deployment: d, Replan: tt.replan}).Run(ctx)
+			var te *operation.TamperedError
+			if !errors.As(err, &te) || !strings.Contains(err.Error(), "tampered") {
+				t.Fatalf("RunDeployment() = %v, want a *TamperedError", err)
+			}
+			if got := te.Recorded != te.Stored; got != tt.wantHashes {
+				t.Errorf("TamperedError names hashes %q, %q; want a hash mismatch: %v", te.Recorded, te.Stored, tt.wantHashes)
+			}
+			if diff := cmp.Diff(tt.wantDiffs, te.Differences); diff != "" {
+				t.Errorf("TamperedError.Differences (-want +got):\n%s", diff)
+			}
+			if len(fx.tick) != calls {
+				t.Errorf("a tampered deployment called the provider %d time(s)", len(fx.tick)-calls)
+			}
+			if diff := cmp.Diff(before, values(fx)); diff != "" {
+				t.Errorf("objects changed (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
+
+// snapshotOf reads deployment id's stored snapshot.
+func snapshotOf(fx *fixture, id string) ([]byte, error) {
+	d, err := fx.env.Backend.GetDeployment(context.Background(), id)
+	if err != nil {
+		return nil, err
+	}
+	return d.Snapshot, nil
+}

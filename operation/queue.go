@@ -246,7 +246,7 @@ func (s *session) finish(outcome map[string]*state.Deployment, runErr error) err
 			msg = ae.Error()
 		}
 		d.Status, d.FinishedAt, d.Version, d.Error = status, now, version, msg
-		if err := s.env.Backend.FinishDeployment(context.WithoutCancel(s.ctx), d.ID, status, now, version, msg); err != nil && first == nil {
+		if err := s.env.Backend.FinishDeployment(context.WithoutCancel(s.ctx), d.ID, s.env.runner(), status, now, version, msg); err != nil && first == nil {
 			first = fmt.Errorf("record the end of deployment %s: %w", d.ID, err)
 		}
 	}
@@ -282,7 +282,9 @@ func (e Env) abortDeadRunner(ctx context.Context, d state.Deployment) bool {
 	if dead, why := engine.Stale(holder, engine.MachineID(), e.now()); dead && strings.Contains(why, "process") {
 		_, err := e.Backend.UpdateDeployment(context.WithoutCancel(ctx), d.ID, state.Transition{
 			From: []state.DeploymentStatus{state.StatusRunning}, To: state.StatusAborted, By: e.CreatedBy,
-			Error: "its run stopped without finishing: " + why, At: e.now().UTC()})
+			// Its runner is dead and was on this machine: this process speaks for it (state.CheckTransition).
+			Runner: d.Runner,
+			Error:  "its run stopped without finishing: " + why, At: e.now().UTC()})
 		return err == nil
 	}
 	return false

@@ -30,9 +30,11 @@ package server
 //   POST  /api/cdkx/{org}/{project}/deployments
 //     {"deployments": [D…]} → {"deployments": [D…]}: creates them all or none, in one transaction, at
 //     the tail of their stacks' queues, with seq increasing in the order given (across every stack of the
-//     server); status PROPOSED, PENDING or APPROVED (400 otherwise; 403 APPROVED under
-//     RequireSecondPerson); an existing ID is a 409; a stack that does not exist a 404; createdAt is
-//     kept when set, else now; a non-zero heartbeatAt becomes now (a waiting process is attached).
+//     server); status PROPOSED, PENDING or APPROVED (400 otherwise; 403 "forbidden" for a deploy that is
+//     not PROPOSED under RequireSecondPerson: state.CheckCreate); snapshotHash is computed here (400 when
+//     one is sent that is not the snapshot's, or when the plan's snapshotHash is not: state.BindSnapshot);
+//     an existing ID is a 409; a stack that does not exist a 404; createdAt is kept when set, else now; a
+//     non-zero heartbeatAt becomes now (a waiting process is attached).
 //   POST  /api/cdkx/{org}/{project}/deployments/claim
 //     {"ids": [ID…], "runner": R} → {"deployments": [D…]} (RUNNING), all or none, after aborting the dead
 //     waiters of their stacks; 409 queued or transition.
@@ -44,15 +46,19 @@ package server
 //     {"ids": [ID…]} → {"deployments": [D…]}: heartbeatAt = now for the PENDING, APPROVED and RUNNING
 //     ones; every one of ids that exists is answered, in seq order.
 //   POST  /api/cdkx/{org}/{project}/deployments/{id}/transition
-//     {"from": [STATUS…], "to": STATUS, "error": E, "at": T} → D: a compare-and-set of the status (not to
-//     RUNNING: 400; never out of a terminal status); finishedAt = at (now when absent) when to is
-//     terminal; 403 when approving one the caller created under RequireSecondPerson.
+//     {"from": [STATUS…], "to": STATUS, "error": E, "at": T} → D: a compare-and-set of the status to
+//     APPROVED, REJECTED or ABORTED (RUNNING, COMPLETED, FAILED: 400) by the rules of
+//     state.CheckTransition: 409 "transition" for a change that does not exist (e.g. PROPOSED→PENDING,
+//     APPROVED→PROPOSED, anything out of a terminal status), 403 "forbidden" for one this token may not
+//     make (approving its own proposal under RequireSecondPerson; ending a run another token claimed);
+//     finishedAt = at (now when absent) when to is terminal.
 //   POST  /api/cdkx/{org}/{project}/deployments/{id}/abort
 //     {} → D: asks the runner of a RUNNING deployment to stop (abortedBy = caller; status unchanged);
 //     409 transition when it is not RUNNING.
 //   PATCH /api/cdkx/{org}/{project}/deployments/{id}
 //     {"status", "finishedAt", "version", "error"} → D: finishes a RUNNING deployment (status COMPLETED,
-//     FAILED or ABORTED); 409 transition otherwise.
+//     FAILED or ABORTED); 409 transition otherwise; 403 "forbidden" when another token claimed it (only
+//     its runner ends a run).
 //   GET   /api/cdkx/{org}/{project}/deployments[?stack=S&status=A,B&limit=N]
 //     → {"deployments": [D…]}, newest (highest seq) first, without snapshots.
 //   GET   /api/cdkx/{org}/{project}/deployments/{id}                → D with its snapshot.

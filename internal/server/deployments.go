@@ -111,13 +111,17 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 			return nil, badName("stack", d.Stack, stackRule, fmt.Sprintf("in deployment %d", i))
 		}
 		switch d.Status {
-		case state.StatusProposed, state.StatusPending:
-		case state.StatusApproved:
-			if s.secondPerson {
-				return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s cannot be created APPROVED: this server requires a second person's approval; create it PROPOSED and have someone else approve it", d.ID)
-			}
+		case state.StatusProposed, state.StatusPending, state.StatusApproved:
 		default:
 			return nil, errorf(http.StatusBadRequest, "Bad Request: deployment %s: a deployment is created PROPOSED, PENDING or APPROVED, not %q", d.ID, d.Status)
+		}
+		if err := state.CheckCreate(*d, s.policy()); err != nil {
+			return nil, stateError(err)
+		}
+		// The hash recorded is the one computed here, of the bytes stored; a record whose hash or plan
+		// names another snapshot is refused (state.BindSnapshot).
+		if err := state.BindSnapshot(d); err != nil {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: %v", err)
 		}
 		if slices.Contains(ids[:i], d.ID) {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: deployment %s appears twice", d.ID)
@@ -641,15 +645,43 @@ WHERE d.id = $3 AND s.org = $1 AND s.project = $2 FOR UPDATE OF d`, r.PathValue(
 	return &d, *claimer, nil
 }
 
-// mayEnd checks that the API token of c may end the RUNNING deployment d, claimed by claimer ("": before
-// claims were recorded, anyone may): only its claimer may. Anyone else may ask it to stop (requestAbort),
+// tokenView returns deployment d and the caller c as the state machine (state.CheckTransition) sees them
+// on a state service: people and runners are API tokens. The runner of a RUNNING deployment is the token
+// that claimed it (claimer; "" before claims were recorded: any token is taken for it), and the caller
+// runs as its own token; only the claimer may end a run. Anyone else may ask it to stop (requestAbort),
 // and the queue aborts it by itself once its heartbeats stop.
-func mayEnd(c *call, d *state.Deployment, claimer string) error {
-	if claimer == "" || claimer == c.user {
-		return nil
+func tokenView(d *state.Deployment, claimer string, c *call) (state.Deployment, state.Actor) {
+	v := *d
+	if claimer == "" {
+		claimer = c.user
 	}
-	return errorf(http.StatusForbidden, "Forbidden: deployment %s is RUNNING for token %q (runner %s); token %q may not end it: ask it to stop with cdkx deployments abort %s (POST …/deployments/%s/abort), or wait: the queue aborts it once its heartbeats stop",
-		d.ID, claimer, d.Runner, c.user, d.ID, d.ID)
+	v.Runner = "token " + claimer + " (runner " + d.Runner + ")"
+	runner := "token " + c.user
+	if claimer == c.user {
+		runner = v.Runner
+	}
+	return v, state.Actor{Name: c.user, Runner: runner}
+}
+
+// policy is the server's approval policy (Options.RequireSecondPerson).
+func (s *Server) policy() state.Policy {
+	return state.Policy{RequireSecondPerson: s.secondPerson}
+}
+
+// stateError is the answer of an error of the state machine: 409 with "transition" for a
+// *state.TransitionError, 403 with "forbidden" for a *state.ForbiddenError (the message of a direct
+// deploy under --require-second-person says to propose it with cdkx deploy --propose).
+func stateError(err error) error {
+	var te *state.TransitionError
+	var fe *state.ForbiddenError
+	switch {
+	case errors.As(err, &te):
+		return transitionError(te)
+	case errors.As(err, &fe):
+		return &apiError{code: http.StatusForbidden, msg: "Forbidden: " + fe.Error(),
+			forbidden: &stateapi.ForbiddenRefusal{ID: fe.ID, Reason: fe.Reason}}
+	}
+	return err
 }
 
 // setRecord sets deployment id's status and merges fields into its record; it returns the record.
@@ -687,16 +719,17 @@ func (s *Server) transitionDeployment(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if d.Status.Terminal() || !slices.Contains(req.From, d.Status) {
+		if !slices.Contains(req.From, d.Status) {
 			return nil, transitionError(&state.TransitionError{ID: id, Status: d.Status, To: req.To})
 		}
-		if d.Status == state.StatusRunning {
-			if err := mayEnd(c, d, claimer); err != nil {
-				return nil, err
-			}
+		view, actor := tokenView(d, claimer, c)
+		if err := state.CheckTransition(view, req.To, actor, s.policy()); err != nil {
+			return nil, stateError(err)
 		}
-		if req.To == state.StatusApproved && s.secondPerson && d.CreatedBy == c.user {
-			return nil, errorf(http.StatusForbidden, "Forbidden: %s created deployment %s and cannot approve it: this server requires a second person's approval; ask someone else to approve it", c.user, id)
+		switch req.To {
+		case state.StatusApproved, state.StatusRejected, state.StatusAborted:
+		default:
+			return nil, errorf(http.StatusBadRequest, "Bad Request: a deployment becomes %s only by a claim or a finish (POST …/deployments/claim, PATCH …/deployments/{id})", req.To)
 		}
 		fields := map[string]any{}
 		switch req.To {
@@ -760,8 +793,9 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 		if d.Status != state.StatusRunning {
 			return nil, transitionError(&state.TransitionError{ID: id, Status: d.Status, To: req.Status})
 		}
-		if err := mayEnd(c, d, claimer); err != nil {
-			return nil, err
+		view, actor := tokenView(d, claimer, c)
+		if err := state.CheckTransition(view, req.Status, actor, s.policy()); err != nil {
+			return nil, stateError(err)
 		}
 		at := req.FinishedAt.UTC()
 		if at.IsZero() {

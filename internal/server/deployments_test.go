@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,8 +23,9 @@ const deps = "/api/cdkx/org/proj/deployments"
 
 // dep is a deployment to create: id of stack in status st, with a snapshot.
 func dep(id, stack string, st state.DeploymentStatus) state.Deployment {
-	return state.Deployment{ID: id, Stack: stack, Kind: state.KindDeploy, Status: st, Snapshot: []byte(`{"s":"` + id + `"}`),
-		SnapshotHash: "h-" + id, CdkxVersion: "test", CreatedBy: "mallory"}
+	snapshot := []byte(`{"s":"` + id + `"}`)
+	return state.Deployment{ID: id, Stack: stack, Kind: state.KindDeploy, Status: st, Snapshot: snapshot,
+		SnapshotHash: state.SnapshotHash(snapshot), CdkxVersion: "test", CreatedBy: "mallory"}
 }
 
 // waiting is dep with a heartbeat: a process waits for it.
@@ -564,5 +566,57 @@ func TestReplicasClaimRace(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, claims, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("claims per stack (-want +got):\n%s", diff)
+	}
+}
+
+// TestTransitionEndpointWalkarounds: the walk-arounds of the state machine that POST …/transition used to
+// accept are refused, under --require-second-person, whatever "from" the caller names; so is a direct
+// deploy, with 403 and a message that says to propose it.
+func TestTransitionEndpointWalkarounds(t *testing.T) {
+	e := newEnvWith(t, Options{RequireSecondPerson: true})
+	e.createStack("dev")
+	e.createStack("ops")
+	e.createStack("web")
+	plan := dep("g1", "ops", state.StatusPending)
+	plan.Kind = state.KindPlan // a plan changes nothing: it may be queued PENDING
+	e.create(dep("p1", "dev", state.StatusProposed), plan)
+	e.must(200, "POST", deps+"/claim", e.token, map[string]any{"ids": []string{"g1"}, "runner": "r"})
+	e.must(200, "PATCH", deps+"/g1", e.token, map[string]any{"status": "COMPLETED"})
+	e.create(func() state.Deployment { d := dep("g2", "ops", state.StatusPending); d.Kind = state.KindPlan; return d }())
+	tests := []struct {
+		name string
+		id   string
+		from []string
+		to   state.DeploymentStatus
+		want int
+	}{
+		{"the proposer queues her proposal", "p1", []string{"PROPOSED"}, state.StatusPending, 409},
+		{"a record of a run that never happened", "g2", []string{"PENDING"}, state.StatusCompleted, 409},
+		{"a finished run completed again", "g1", []string{"COMPLETED"}, state.StatusCompleted, 409},
+		{"a proposal approved by its proposer", "p1", []string{"PROPOSED"}, state.StatusApproved, 403},
+	}
+	for _, tt := range tests {
+		body := map[string]any{"from": tt.from, "to": tt.to}
+		if code, data := e.do("POST", deps+"/"+tt.id+"/transition", e.token, body); code != tt.want {
+			t.Errorf("%s: POST %s/transition %v = %d %s, want %d", tt.name, tt.id, body, code, data, tt.want)
+		}
+	}
+	// APPROVED → PROPOSED: approved by bob first.
+	tok, err := e.srv.CreateToken(context.Background(), "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.must(200, "POST", deps+"/p1/transition", "token "+tok, map[string]any{"from": []string{"PROPOSED"}, "to": "APPROVED"})
+	e.must(409, "POST", deps+"/p1/transition", e.token, map[string]any{"from": []string{"APPROVED"}, "to": "PROPOSED"})
+	if d := e.get("p1"); d.Status != state.StatusApproved || d.ApprovedBy != "bob" {
+		t.Errorf("p1 after the walk-arounds = %s approved by %q, want APPROVED by bob", d.Status, d.ApprovedBy)
+	}
+
+	for _, st := range []state.DeploymentStatus{state.StatusPending, state.StatusApproved} {
+		code, body := e.do("POST", deps, e.token, deploymentsBody{[]state.Deployment{dep("direct-"+string(st), "web", st)}})
+		er := conflict(t, body)
+		if code != 403 || er.Forbidden == nil || !strings.Contains(er.Message, "cdkx deploy --propose") {
+			t.Errorf("a deploy created %s under --require-second-person = %d %s, want 403 saying to propose it", st, code, body)
+		}
 	}
 }

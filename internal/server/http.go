@@ -35,6 +35,8 @@ type apiError struct {
 	// queued and transition describe a 409 of the deployment queue (deployments.go), or are nil.
 	queued     *stateapi.QueuedConflict
 	transition *stateapi.TransitionConflict
+	// forbidden describes a 403 of the deployment state machine, or is nil.
+	forbidden *stateapi.ForbiddenRefusal
 }
 
 func (e *apiError) Error() string { return fmt.Sprintf("[%d] %s", e.code, e.msg) }
@@ -62,7 +64,7 @@ func writeError(w http.ResponseWriter, e *apiError) {
 	if e.code == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	writeJSON(w, e.code, errorResponse{Code: e.code, Message: e.msg, Queued: e.queued, Transition: e.transition})
+	writeJSON(w, e.code, errorResponse{Code: e.code, Message: e.msg, Queued: e.queued, Transition: e.transition, Forbidden: e.forbidden})
 }
 
 // call is what the auth layer learnt about a request.

@@ -52,8 +52,10 @@ type Options struct {
 	// LeaseGrace is how long after its lease expired the collector cancels a running update
 	// (LeaseGrace).
 	LeaseGrace time.Duration
-	// RequireSecondPerson makes approval a second person's act: approving a deployment whose creator is
-	// the approving token's name is refused (403), and so is creating a deployment APPROVED.
+	// RequireSecondPerson makes approval a second person's act (state.Policy): approving a deployment
+	// whose creator is the approving token's name is refused (403), and a deploy enters only as a
+	// proposal: creating one PENDING (deploy, deploy --no-wait) or APPROVED is refused (403, saying to
+	// propose it with cdkx deploy --propose).
 	RequireSecondPerson bool
 	// SecretsKey is the 32-byte AES-256 key of the secrets endpoints (POST …/encrypt, …/decrypt,
 	// …/batch-encrypt, …/batch-decrypt; secrets.go); nil leaves them answering 400, which tells the user

@@ -65,6 +65,9 @@ type Plan struct {
 	// Same counts resources left alone.
 	Same  int        `json:"same"`
 	Steps []PlanStep `json:"steps"`
+	// SnapshotHash is the SHA-256 (hex) of the snapshot the plan was made from (SnapshotHash); stores
+	// refuse a deployment whose plan names another snapshot than its own (BindSnapshot).
+	SnapshotHash string `json:"snapshotHash,omitempty"`
 }
 
 // PlanStep is one resource's step in a Plan. Resources left alone have no step.
@@ -119,8 +122,13 @@ type Transition struct {
 	From []DeploymentStatus
 	To   DeploymentStatus
 	// By is who makes the change: recorded as ApprovedBy (To APPROVED), RejectedBy (REJECTED) or
-	// AbortedBy (ABORTED). A state service records its token's name instead.
+	// AbortedBy (ABORTED). A state service records its token's name instead. The second-person rule
+	// (CheckTransition) compares it with the deployment's CreatedBy.
 	By string
+	// Runner is the runner identity of the process making the change, when it ends a RUNNING deployment
+	// (To ABORTED): only the runner that claimed it may (CheckTransition). A process that found that
+	// runner dead on its own machine speaks for it.
+	Runner string
 	// Error is recorded as the deployment's error when not "" (a rejection's message).
 	Error string
 	// At is the time of the change: FinishedAt when To is terminal.
@@ -168,11 +176,15 @@ func (e *QueuedError) Error() string {
 type Deployments interface {
 	// CreateDeployments stores new deployments in one transaction, in order, each at the tail of its
 	// stack's queue: it sets Seq (creation order across stacks, so that runs over several stacks queue in the
-	// same order everywhere) and CreatedAt when zero. A state service also sets CreatedBy. An ID that exists
-	// is an error and nothing is stored.
+	// same order everywhere) and CreatedAt when zero. A state service also sets CreatedBy. The store
+	// computes SnapshotHash itself (SnapshotHash of Snapshot, "" without one) and refuses a deployment whose
+	// given SnapshotHash, when not "", disagrees. An ID that exists is an error, a deployment CheckCreate
+	// refuses under the store's Policy a *ForbiddenError, and then nothing is stored.
 	CreateDeployments(ctx context.Context, ds []*Deployment) error
 	// UpdateDeployment applies t to deployment id and returns the record after it: *TransitionError when
-	// its status is not in t.From, ErrNotFound (wrapped) when absent. Two racing changes cannot both win.
+	// its status is not in t.From or CheckTransition knows no such change, *ForbiddenError when
+	// CheckTransition refuses t.By (or t.Runner) under the store's Policy, ErrNotFound (wrapped) when
+	// absent. Two racing changes cannot both win.
 	UpdateDeployment(ctx context.Context, id string, t Transition) (*Deployment, error)
 	// RequestAbort records by as AbortedBy of a RUNNING deployment, which stays RUNNING until its runner
 	// sees the request (HeartbeatDeployments) and finishes it ABORTED; *TransitionError when not RUNNING.
@@ -194,8 +206,10 @@ type Deployments interface {
 	// that a waiter sees its place and a runner an abort request (AbortedBy on a RUNNING deployment).
 	HeartbeatDeployments(ctx context.Context, ids []string, at time.Time) ([]Deployment, error)
 	// FinishDeployment moves a RUNNING deployment to a terminal status (COMPLETED, FAILED or ABORTED) with its
-	// finish time, resulting version and error; *TransitionError when it is not RUNNING.
-	FinishDeployment(ctx context.Context, id string, status DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error
+	// finish time, resulting version and error, for runner, the runner identity its claim recorded:
+	// *TransitionError when it is not RUNNING, *ForbiddenError when another runner claimed it (a state
+	// service knows runners by their API token and ignores runner).
+	FinishDeployment(ctx context.Context, id, runner string, status DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error
 	// ListDeployments returns the deployments f selects, newest (highest Seq) first, without snapshots.
 	ListDeployments(ctx context.Context, f DeploymentFilter) ([]Deployment, error)
 	// GetDeployment returns one deployment with its snapshot; ErrNotFound (wrapped) when absent.

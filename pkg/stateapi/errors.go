@@ -14,6 +14,18 @@ type ErrorResponse struct {
 	Queued *QueuedConflict `json:"queued,omitempty"`
 	// Transition, a cdkx extension, is set when a deployment's status does not allow the change asked.
 	Transition *TransitionConflict `json:"transition,omitempty"`
+	// Forbidden, a cdkx extension, is set on a 403 of the deployment state machine: the change exists but
+	// not for this token (the second-person rule, a run ended by another token), or a deploy that must be
+	// proposed.
+	Forbidden *ForbiddenRefusal `json:"forbidden,omitempty"`
+}
+
+// ForbiddenRefusal is a cdkx extension, ErrorResponse.Forbidden: a pkg/state.ForbiddenError on the wire.
+type ForbiddenRefusal struct {
+	// ID is the deployment asked for.
+	ID string `json:"id"`
+	// Reason says what is refused and what to do instead.
+	Reason string `json:"reason"`
 }
 
 // QueuedConflict is a cdkx extension, ErrorResponse.Queued: a pkg/state.QueuedError on the wire.

@@ -58,9 +58,10 @@ ORDER BY seq`
 // CreateDeployments stores ds in one transaction, numbered after the highest Seq stored, and then sets
 // their Seq (and CreatedAt, to now, where it was zero). Snapshots are stored as text (they are JSON), an
 // empty one as absent; the plan as JSON. It fails, storing nothing, on an invalid deployment (see
-// sqlschema.CheckCreate) or an ID already stored.
+// sqlschema.CheckCreate under the backend's policy: *state.ForbiddenError for a direct deploy under the
+// second-person rule) or an ID already stored. SnapshotHash is computed here (state.BindSnapshot).
 func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment) error {
-	if err := sqlschema.CheckCreate(ds); err != nil {
+	if err := sqlschema.CheckCreate(ds, b.policy); err != nil {
 		return err
 	}
 	op := "create deployments " + idList(ds)
@@ -126,14 +127,12 @@ func idList(ds []*state.Deployment) string {
 	return strings.Join(ids, ", ")
 }
 
-// UpdateDeployment applies t to deployment id (see sqlschema.ApplyTransition) under its row lock and
-// returns the record after it, without its snapshot. Errors: *state.TransitionError when id is terminal
-// or not in a status of t.From; state.ErrNotFound (wrapped) when absent; an error when t.To is not
-// APPROVED, REJECTED or ABORTED.
+// UpdateDeployment applies t to deployment id (see sqlschema.ApplyTransition, under the backend's policy)
+// under its row lock and returns the record after it, without its snapshot. Errors:
+// *state.TransitionError when id is terminal, not in a status of t.From or the change does not exist;
+// *state.ForbiddenError when the state machine refuses t.By or t.Runner; state.ErrNotFound (wrapped) when
+// absent; an error when t.To is not APPROVED, REJECTED or ABORTED.
 func (b *Backend) UpdateDeployment(ctx context.Context, id string, t state.Transition) (*state.Deployment, error) {
-	if err := sqlschema.CheckTransitionTarget(id, t); err != nil {
-		return nil, err
-	}
 	op := fmt.Sprintf("update deployment %s", id)
 	if err := b.checkOpen(op); err != nil {
 		return nil, err
@@ -144,7 +143,7 @@ func (b *Backend) UpdateDeployment(ctx context.Context, id string, t state.Trans
 		if err != nil {
 			return err
 		}
-		if out, err = sqlschema.ApplyTransition(d, t); err != nil {
+		if out, err = sqlschema.ApplyTransition(d, t, b.policy); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, sqlschema.SQLTransition, id, string(d.Status), string(out.Status),
@@ -278,9 +277,10 @@ func (b *Backend) HeartbeatDeployments(ctx context.Context, ids []string, at tim
 }
 
 // FinishDeployment ends RUNNING deployment id with status (COMPLETED, FAILED or ABORTED), its finish
-// time, the stack's resulting version and errMsg, keeping the rest (AbortedBy included).
-// *state.TransitionError when it is not RUNNING, state.ErrNotFound (wrapped) when absent.
-func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error {
+// time, the stack's resulting version and errMsg, keeping the rest (AbortedBy included), for runner.
+// *state.TransitionError when it is not RUNNING, *state.ForbiddenError when runner did not claim it,
+// state.ErrNotFound (wrapped) when absent.
+func (b *Backend) FinishDeployment(ctx context.Context, id, runner string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error {
 	op := fmt.Sprintf("finish deployment %s", id)
 	if err := b.checkOpen(op); err != nil {
 		return err
@@ -290,7 +290,7 @@ func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.
 		if err != nil {
 			return err
 		}
-		if err := sqlschema.CheckFinish(d, status); err != nil {
+		if err := sqlschema.CheckFinish(d, runner, status); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, sqlschema.SQLFinish, id, string(status), sqlschema.Nanos(finishedAt), version, errMsg)

@@ -81,7 +81,7 @@ func TestQueueAcrossBackends(t *testing.T) {
 					mu.Lock()
 					claimed[d.Stack] = append(claimed[d.Stack], *d)
 					mu.Unlock()
-					if err := b.FinishDeployment(ctx, d.ID, state.StatusCompleted, time.Now(), 1, ""); err != nil {
+					if err := b.FinishDeployment(ctx, d.ID, d.Runner, state.StatusCompleted, time.Now(), 1, ""); err != nil {
 						t.Errorf("FinishDeployment(%s) = %v", d.ID, err)
 						return
 					}

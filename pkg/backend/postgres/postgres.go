@@ -64,12 +64,19 @@ type Backend struct {
 	// now is the clock for the lock times the backend fills in itself. Stack and journal times are the
 	// server's clock, read under the stack's row lock.
 	now func() time.Time
+	// policy is the approval policy the deployment queue enforces (SetPolicy).
+	policy state.Policy
 
 	closed    atomic.Bool
 	closeOnce sync.Once
 }
 
 var _ state.Backend = (*Backend)(nil)
+
+// SetPolicy sets the approval policy the deployment queue enforces from now on (state.CheckCreate,
+// state.CheckTransition): the project's cdkx.json "approval" settings. The zero Policy is the default.
+// Call it before the backend is shared.
+func (b *Backend) SetPolicy(p state.Policy) { b.policy = p }
 
 // Open connects to the PostgreSQL database at url, applies any pending schema migrations and returns
 // the backend. Errors name the server and database (never the password) and say what to do: when the

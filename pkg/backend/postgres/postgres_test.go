@@ -43,6 +43,17 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// TestStateMachine runs the state machine's (from, to, who) table on PostgreSQL, with the policy set as
+// cdkx.json's "approval" sets it.
+func TestStateMachine(t *testing.T) {
+	postgrestest.URL(t)
+	statetest.RunStateMachine(t, func(t *testing.T, p state.Policy) func(string) state.Backend {
+		b := mustOpen(t, postgrestest.FreshSchema(t))
+		b.SetPolicy(p)
+		return func(string) state.Backend { return b }
+	})
+}
+
 func put(id string, n int) state.Change {
 	return state.Change{Kind: state.PutResource, Resource: &state.Resource{
 		LogicalID: id, Type: "Cdkx::Test::Thing", Provider: "test", PhysicalID: "phys-" + id,

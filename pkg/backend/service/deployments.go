@@ -34,7 +34,8 @@ func (b *Backend) mutate(ctx context.Context, method, path string, body, out any
 
 // deploymentError turns an answer of the service into the error it stands for: 404 is (or wraps)
 // state.ErrNotFound; a 409 carrying "queued" or "transition" is a *state.QueuedError or a
-// *state.TransitionError; anything else is returned as it is.
+// *state.TransitionError; a 403 carrying "forbidden" a *state.ForbiddenError; anything else is returned as
+// it is.
 func deploymentError(err error) error {
 	var ae *APIError
 	if !errors.As(err, &ae) {
@@ -47,6 +48,11 @@ func deploymentError(err error) error {
 			return fmt.Errorf("%s: %w", msg, state.ErrNotFound)
 		}
 		return state.ErrNotFound
+	case http.StatusForbidden:
+		var c stateapi.ErrorResponse
+		if json.Unmarshal(ae.body, &c) == nil && c.Forbidden != nil {
+			return &state.ForbiddenError{ID: c.Forbidden.ID, Reason: c.Forbidden.Reason}
+		}
 	case http.StatusConflict:
 		var c stateapi.ErrorResponse
 		if json.Unmarshal(ae.body, &c) != nil {
@@ -62,12 +68,13 @@ func deploymentError(err error) error {
 	return err
 }
 
-// wrap prefixes err with what was asked, unless it is a *state.QueuedError or *state.TransitionError,
-// whose messages say it all.
+// wrap prefixes err with what was asked, unless it is a *state.QueuedError, *state.TransitionError or
+// *state.ForbiddenError, whose messages say it all.
 func wrap(err error, format string, args ...any) error {
 	var qe *state.QueuedError
 	var te *state.TransitionError
-	if errors.As(err, &qe) || errors.As(err, &te) {
+	var fe *state.ForbiddenError
+	if errors.As(err, &qe) || errors.As(err, &te) || errors.As(err, &fe) {
 		return err
 	}
 	return fmt.Errorf(format+": %w", append(args, err)...)
@@ -94,7 +101,7 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 	}
 	var resp stateapi.DeploymentList
 	if err := b.mutate(ctx, "POST", b.cdkxPath()+"/deployments", req, &resp); err != nil {
-		return fmt.Errorf("create deployments: %w", err)
+		return wrap(err, "create deployments")
 	}
 	if len(resp.Deployments) != len(ds) {
 		return fmt.Errorf("create deployments: the service answered %d records for %d deployments", len(resp.Deployments), len(ds))
@@ -107,8 +114,8 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 	return nil
 }
 
-// UpdateDeployment applies t on the service (By is the token's name there) and returns the record after
-// it.
+// UpdateDeployment applies t on the service (By is the token's name there, and the token that claimed a
+// RUNNING deployment its runner: t.Runner is not sent) and returns the record after it.
 func (b *Backend) UpdateDeployment(ctx context.Context, id string, t state.Transition) (*state.Deployment, error) {
 	body := stateapi.TransitionRequest{From: t.From, To: t.To, Error: t.Error, At: t.At}
 	var d state.Deployment
@@ -167,8 +174,9 @@ func (b *Backend) HeartbeatDeployments(ctx context.Context, ids []string, at tim
 }
 
 // FinishDeployment records a RUNNING deployment's end; a FAILED or ABORTED one makes the update of its
-// stack that this backend holds complete as failed.
-func (b *Backend) FinishDeployment(ctx context.Context, id string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error {
+// stack that this backend holds complete as failed. The service knows the runner by the API token that
+// claimed it: runner is not sent.
+func (b *Backend) FinishDeployment(ctx context.Context, id, runner string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error {
 	var d state.Deployment
 	err := b.mutate(ctx, "PATCH", b.deploymentPath(id),
 		stateapi.FinishRequest{Status: status, FinishedAt: finishedAt, Version: version, Error: errMsg}, &d)

@@ -53,6 +53,30 @@ func TestContract(t *testing.T) {
 	}, statetest.ServerClock(), statetest.RecordsUser("ci"))
 }
 
+// TestStateMachine runs the state machine's (from, to, who) table on a state service started with
+// --require-second-person as the policy says; each person is a client with an API token of that name.
+func TestStateMachine(t *testing.T) {
+	statetest.RunStateMachine(t, func(t *testing.T, p state.Policy) func(string) state.Backend {
+		srv, err := server.Open(context.Background(), postgrestest.FreshSchema(t), server.Options{RequireSecondPerson: p.RequireSecondPerson})
+		if err != nil {
+			t.Fatalf("server.Open() = %v", err)
+		}
+		t.Cleanup(srv.Close)
+		ts := httptest.NewServer(srv.Handler())
+		t.Cleanup(ts.Close)
+		clients := map[string]state.Backend{}
+		return func(name string) state.Backend {
+			if b, ok := clients[name]; ok {
+				return b
+			}
+			b := open(t, ts.URL, mustToken(t, srv, name))
+			t.Cleanup(func() { _ = b.Close() })
+			clients[name] = b
+			return b
+		}
+	})
+}
+
 // TestLostLease cancels a holder's update from another client (what `cdkx cancel` does) and checks that
 // the holder's next commit fails with a lost-lock error and stores nothing, and that the stack can be
 // locked again.
@@ -160,7 +184,7 @@ func TestRetriedDeploymentCalls(t *testing.T) {
 	if _, err := b.RequestAbort(ctx, "d1", "me", time.Now()); err != nil {
 		t.Fatalf("RequestAbort(d1) = %v", err)
 	}
-	if err := b.FinishDeployment(ctx, "d1", state.StatusAborted, time.Now(), 1, "aborted"); err != nil {
+	if err := b.FinishDeployment(ctx, "d1", "r", state.StatusAborted, time.Now(), 1, "aborted"); err != nil {
 		t.Fatalf("FinishDeployment(d1) = %v", err)
 	}
 	if _, err := b.UpdateDeployment(ctx, "d2", state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved}); err != nil {
@@ -193,9 +217,8 @@ func TestRequireSecondPerson(t *testing.T) {
 	}
 	approve := state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved}
 	_, err = alice.UpdateDeployment(ctx, "p", approve)
-	var ae *service.APIError
-	if !errors.As(err, &ae) || ae.Status != http.StatusForbidden || !strings.Contains(err.Error(), "second person") {
-		t.Errorf("alice approves her own proposal = %v, want a 403 that names the second-person rule", err)
+	if !errors.As(err, new(*state.ForbiddenError)) || !strings.Contains(err.Error(), "second person") {
+		t.Errorf("alice approves her own proposal = %v, want a *state.ForbiddenError (a 403) that names the second-person rule", err)
 	}
 	d, err := bob.UpdateDeployment(ctx, "p", approve)
 	if err != nil || d.ApprovedBy != "bob" {

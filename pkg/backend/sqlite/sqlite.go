@@ -63,12 +63,19 @@ type Backend struct {
 	ckpt *checkpointer
 	// now is the clock for times the backend stamps itself (stack and journal times, lock defaults).
 	now func() time.Time
+	// policy is the approval policy the deployment queue enforces (SetPolicy).
+	policy state.Policy
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
 var _ state.Backend = (*Backend)(nil)
+
+// SetPolicy sets the approval policy the deployment queue enforces from now on (state.CheckCreate,
+// state.CheckTransition): the project's cdkx.json "approval" settings. The zero Policy is the default.
+// Call it before the backend is shared.
+func (b *Backend) SetPolicy(p state.Policy) { b.policy = p }
 
 // checkPath refuses a state database path that cannot be one: empty, holding a '?' (the driver splits its
 // DSN at the first one), or naming a directory.

@@ -36,6 +36,17 @@ func TestContract(t *testing.T) {
 	})
 }
 
+// TestStateMachine runs the state machine's (from, to, who) table on SQLite, with the policy set as
+// cdkx.json's "approval" sets it.
+func TestStateMachine(t *testing.T) {
+	statetest.RunStateMachine(t, func(t *testing.T, p state.Policy) func(string) state.Backend {
+		b := openTemp(t)
+		t.Cleanup(func() { _ = b.Close() })
+		b.SetPolicy(p)
+		return func(string) state.Backend { return b }
+	})
+}
+
 // openTemp opens a backend on a new file in a temporary directory.
 func openTemp(t *testing.T) *Backend {
 	t.Helper()
@@ -79,7 +90,8 @@ func TestReopenKeepsState(t *testing.T) {
 		t.Fatal(err)
 	}
 	dep := &state.Deployment{ID: "d1", Stack: "web", Kind: state.KindDeploy, Status: state.StatusPending,
-		Snapshot: []byte(`{"Resources":{}}`), SnapshotHash: "abc", CreatedAt: t0, Plan: &state.Plan{Create: 1}}
+		Snapshot: []byte(`{"Resources":{}}`), CreatedAt: t0,
+		Plan: &state.Plan{Create: 1, SnapshotHash: state.SnapshotHash([]byte(`{"Resources":{}}`))}}
 	if err := b.CreateDeployments(ctx, []*state.Deployment{dep}); err != nil {
 		t.Fatal(err)
 	}
@@ -679,7 +691,7 @@ func TestTwoBackendsClaim(t *testing.T) {
 						time.Sleep(time.Millisecond)
 						continue
 					}
-					if err := b.FinishDeployment(ctx, d.ID, state.StatusCompleted, time.Now(), 1, ""); err != nil {
+					if err := b.FinishDeployment(ctx, d.ID, d.Runner, state.StatusCompleted, time.Now(), 1, ""); err != nil {
 						t.Errorf("FinishDeployment(%s) = %v", d.ID, err)
 						return
 					}

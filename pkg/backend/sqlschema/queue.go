@@ -16,10 +16,13 @@ import (
 // deployments_queued is declared: use it as `status IN ` + QueuedStatuses.
 const QueuedStatuses = `('PENDING', 'APPROVED', 'RUNNING')`
 
-// CheckCreate returns an error when ds cannot be created: a nil deployment, an empty ID or stack, an ID
-// given twice, or a status other than PROPOSED, PENDING or APPROVED. IDs already stored are the database's
-// to refuse.
-func CheckCreate(ds []*state.Deployment) error {
+// CheckCreate returns an error when ds cannot be created under policy p: a nil deployment, an empty ID
+// or stack, an ID given twice, a deployment state.CheckCreate refuses (a status other than PROPOSED,
+// PENDING or APPROVED; a deploy not PROPOSED under the second-person rule: *state.ForbiddenError), or a
+// given SnapshotHash that is not its snapshot's. It sets each SnapshotHash to the hash of its snapshot
+// (state.BindSnapshot): the store records the hash it computed, never the caller's. IDs already stored
+// are the database's to refuse.
+func CheckCreate(ds []*state.Deployment, p state.Policy) error {
 	seen := make(map[string]bool, len(ds))
 	for i, d := range ds {
 		switch {
@@ -33,10 +36,13 @@ func CheckCreate(ds []*state.Deployment) error {
 			return fmt.Errorf("create deployments: id %s is given twice", d.ID)
 		}
 		seen[d.ID] = true
-		switch d.Status {
-		case state.StatusProposed, state.StatusPending, state.StatusApproved:
-		default:
-			return fmt.Errorf("create deployment %s: status %q; a deployment is created PROPOSED, PENDING or APPROVED", d.ID, d.Status)
+		if err := state.CheckCreate(*d, p); err != nil {
+			return err
+		}
+	}
+	for _, d := range ds {
+		if err := state.BindSnapshot(d); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -56,16 +62,6 @@ func Numbered(ds []*state.Deployment, after int64, now time.Time) []state.Deploy
 	return out
 }
 
-// CheckTransitionTarget returns an error when t.To is not a status UpdateDeployment makes: only APPROVED,
-// REJECTED and ABORTED are (claims make deployments RUNNING, FinishDeployment ends runs).
-func CheckTransitionTarget(id string, t state.Transition) error {
-	switch t.To {
-	case state.StatusApproved, state.StatusRejected, state.StatusAborted:
-		return nil
-	}
-	return fmt.Errorf("update deployment %s: cannot make it %q: only APPROVED, REJECTED or ABORTED (a claim makes it RUNNING, FinishDeployment ends a run)", id, t.To)
-}
-
 // ApplyAbortRequest returns d with by as AbortedBy (what SQLRequestAbort stores), or a
 // *state.TransitionError when d is not RUNNING: only a run can be asked to stop.
 func ApplyAbortRequest(d state.Deployment, by string) (state.Deployment, error) {
@@ -76,11 +72,21 @@ func ApplyAbortRequest(d state.Deployment, by string) (state.Deployment, error) 
 	return d, nil
 }
 
-// ApplyTransition returns d after t, or a *state.TransitionError when d is terminal (a terminal
-// deployment never changes) or not in a status of t.From.
-func ApplyTransition(d state.Deployment, t state.Transition) (state.Deployment, error) {
-	if d.Status.Terminal() || !slices.Contains(t.From, d.Status) {
+// ApplyTransition returns d after t under policy p, or the error of the state machine: a
+// *state.TransitionError when d is not in a status of t.From or state.CheckTransition knows no such
+// change (a terminal deployment never changes), a *state.ForbiddenError when it refuses t.By or
+// t.Runner, an error when t.To is RUNNING, COMPLETED or FAILED (a claim or FinishDeployment makes those).
+func ApplyTransition(d state.Deployment, t state.Transition, p state.Policy) (state.Deployment, error) {
+	if !slices.Contains(t.From, d.Status) {
 		return d, &state.TransitionError{ID: d.ID, Status: d.Status, To: t.To}
+	}
+	if err := state.CheckTransition(d, t.To, state.Actor{Name: t.By, Runner: t.Runner}, p); err != nil {
+		return d, err
+	}
+	switch t.To {
+	case state.StatusApproved, state.StatusRejected, state.StatusAborted:
+	default:
+		return d, fmt.Errorf("update deployment %s: cannot make it %s here: a claim makes it RUNNING, FinishDeployment ends a run", d.ID, t.To)
 	}
 	d.Status = t.To
 	switch t.To {
@@ -100,9 +106,10 @@ func ApplyTransition(d state.Deployment, t state.Transition) (state.Deployment, 
 	return d, nil
 }
 
-// CheckFinish returns an error when FinishDeployment may not end d with status: a *state.TransitionError
-// when d is not RUNNING, an error when status is not COMPLETED, FAILED or ABORTED.
-func CheckFinish(d state.Deployment, status state.DeploymentStatus) error {
+// CheckFinish returns an error when FinishDeployment may not end d with status for runner: an error when
+// status is not COMPLETED, FAILED or ABORTED, a *state.TransitionError when d is not RUNNING, else
+// state.CheckTransition's (*state.ForbiddenError when another runner claimed it).
+func CheckFinish(d state.Deployment, runner string, status state.DeploymentStatus) error {
 	switch status {
 	case state.StatusCompleted, state.StatusFailed, state.StatusAborted:
 	default:
@@ -111,7 +118,7 @@ func CheckFinish(d state.Deployment, status state.DeploymentStatus) error {
 	if d.Status != state.StatusRunning {
 		return &state.TransitionError{ID: d.ID, Status: d.Status, To: status}
 	}
-	return nil
+	return state.CheckTransition(d, status, state.Actor{Runner: runner}, state.Policy{})
 }
 
 // Dead reports whether the process attached to d is taken for dead at now: d is PENDING or RUNNING and its
@@ -167,8 +174,8 @@ func PlanClaims(ids []string, found map[string]state.Deployment, queue []state.D
 		if aborted[id] {
 			d.Status = state.StatusAborted
 		}
-		if d.Status != state.StatusPending && d.Status != state.StatusApproved {
-			c.Err = &state.TransitionError{ID: id, Status: d.Status, To: state.StatusRunning}
+		if err := state.CheckTransition(d, state.StatusRunning, state.Actor{}, state.Policy{}); err != nil {
+			c.Err = err // only PENDING and APPROVED deployments are claimed, by anyone
 			break
 		}
 		if ahead := Ahead(live, d); len(ahead) > 0 {
@@ -291,12 +298,13 @@ func Claimed(d state.Deployment, runner string, now time.Time) state.Deployment 
 }
 
 // QueueError is how both backends report a failed queue operation op: the queue's own errors
-// (*state.TransitionError, *state.QueuedError) as they are, state.ErrNotFound wrapped with op, and any
+// (*state.TransitionError, *state.QueuedError, *state.ForbiddenError) as they are, state.ErrNotFound wrapped with op, and any
 // other failure through dbError, which adds the database's hints.
 func QueueError(op string, err error, dbError func(op string, err error) error) error {
 	var te *state.TransitionError
 	var qe *state.QueuedError
-	if errors.As(err, &te) || errors.As(err, &qe) {
+	var fe *state.ForbiddenError
+	if errors.As(err, &te) || errors.As(err, &qe) || errors.As(err, &fe) {
 		return err
 	}
 	if errors.Is(err, state.ErrNotFound) {

@@ -61,15 +61,16 @@ func (c *config) expect(d state.Deployment) state.Deployment {
 // newDeployment returns a deployment of stack to create, with every field a caller sets filled in; ms
 // varies its creation time.
 func newDeployment(id, stack string, status state.DeploymentStatus, ms int) *state.Deployment {
+	snapshot := fmt.Appendf(nil, `{"manifest":{"stacks":[%q]},"templates":{%q:{"id":%q}}}`, stack, stack, id)
 	return &state.Deployment{
 		ID: id, Stack: stack, Kind: state.KindDeploy, Status: status,
 		Message: "change " + id, CreatedBy: "alice@ci-7", CdkxVersion: "0.1.0",
-		Snapshot:     fmt.Appendf(nil, `{"manifest":{"stacks":[%q]},"templates":{%q:{"id":%q}}}`, stack, stack, id),
-		SnapshotHash: "hash-" + id,
+		Snapshot:     snapshot,
+		SnapshotHash: state.SnapshotHash(snapshot),
 		Plan: &state.Plan{Create: 1, Update: 1, Same: 3, Steps: []state.PlanStep{
 			{Resource: stack + "/A", Type: "Cdkx::Test::Thing", Op: "create", Digest: "da-" + id},
 			{Resource: stack + "/B", Type: "Cdkx::Test::Thing", Op: "update", Paths: []string{"properties.size", "properties.ttl"}, Digest: "db-" + id},
-		}},
+		}, SnapshotHash: state.SnapshotHash(snapshot)},
 		StateVersion: 4,
 		CreatedAt:    at(ms),
 	}
@@ -148,9 +149,9 @@ func mustClaim(t *testing.T, b state.Backend, runner string, now time.Time, ids 
 	}
 }
 
-func mustFinish(t *testing.T, b state.Backend, id string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) {
+func mustFinish(t *testing.T, b state.Backend, id, runner string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) {
 	t.Helper()
-	if err := b.FinishDeployment(t.Context(), id, status, finishedAt, version, errMsg); err != nil {
+	if err := b.FinishDeployment(t.Context(), id, runner, status, finishedAt, version, errMsg); err != nil {
 		t.Fatalf("FinishDeployment(%s, %s) = %v", id, status, err)
 	}
 }
@@ -442,10 +443,10 @@ func (c *config) testDeploymentClaims(t *testing.T, b state.Backend) {
 		t.Errorf("ClaimNext(api) while a1 runs = %v, %v; want nil, nil", d, err)
 	}
 
-	mustFinish(t, b, "w1", state.StatusCompleted, at(200), 5, "")
+	mustFinish(t, b, "w1", "ci-7 pid 42", state.StatusCompleted, at(200), 5, "")
 	mustClaim(t, b, "agent", at(201), "w2")
 	c.check(t, b, running(*w2, "agent", at(201)))
-	mustFinish(t, b, "w2", state.StatusFailed, at(300), 6, "boom")
+	mustFinish(t, b, "w2", "agent", state.StatusFailed, at(300), 6, "boom")
 	err = b.ClaimDeployments(ctx, []string{"w1"}, "agent", at(301))
 	wantTransitionError(t, "ClaimDeployments(w1) once COMPLETED", err, "w1", state.StatusCompleted, state.StatusRunning)
 
@@ -459,7 +460,7 @@ func (c *config) testDeploymentClaims(t *testing.T, b state.Backend) {
 	err = b.ClaimDeployments(ctx, []string{"w3"}, "ci-8", at(303))
 	c.wantQueuedError(t, "ClaimDeployments(w3) behind approved p0", err, "w3", "web", 1, wantP0)
 	mustClaim(t, b, "ci-8", at(304), "p0")
-	mustFinish(t, b, "p0", state.StatusCompleted, at(305), 7, "")
+	mustFinish(t, b, "p0", "ci-8", state.StatusCompleted, at(305), 7, "")
 	mustClaim(t, b, "ci-8", at(306), "w3")
 	c.check(t, b, running(*w3, "ci-8", at(306)))
 }
@@ -471,25 +472,25 @@ func (c *config) testFinishDeployment(t *testing.T, b state.Backend) {
 	f2 := newDeployment("f2", "web", state.StatusPending, 2)
 	mustCreate(t, b, f1, f2)
 
-	err := b.FinishDeployment(ctx, "f1", state.StatusCompleted, at(50), 1, "")
+	err := b.FinishDeployment(ctx, "f1", "runner", state.StatusCompleted, at(50), 1, "")
 	wantTransitionError(t, "FinishDeployment(f1) while PENDING", err, "f1", state.StatusPending, state.StatusCompleted)
-	if err := b.FinishDeployment(ctx, "nope", state.StatusFailed, at(50), 7, ""); !errors.Is(err, state.ErrNotFound) {
+	if err := b.FinishDeployment(ctx, "nope", "runner", state.StatusFailed, at(50), 7, ""); !errors.Is(err, state.ErrNotFound) {
 		t.Errorf("FinishDeployment(nope) = %v, want ErrNotFound", err)
 	}
 
 	mustClaim(t, b, "runner", at(100), "f1")
-	if err := b.FinishDeployment(ctx, "f1", state.StatusPending, at(150), 1, ""); err == nil {
+	if err := b.FinishDeployment(ctx, "f1", "runner", state.StatusPending, at(150), 1, ""); err == nil {
 		t.Errorf("FinishDeployment(f1, PENDING) = nil, want an error")
 	}
-	mustFinish(t, b, "f1", state.StatusFailed, at(200), 7, "quota exceeded")
+	mustFinish(t, b, "f1", "runner", state.StatusFailed, at(200), 7, "quota exceeded")
 	c.check(t, b, finished(running(*f1, "runner", at(100)), state.StatusFailed, at(200), 7, "quota exceeded"))
-	err = b.FinishDeployment(ctx, "f1", state.StatusCompleted, at(250), 8, "")
+	err = b.FinishDeployment(ctx, "f1", "runner", state.StatusCompleted, at(250), 8, "")
 	wantTransitionError(t, "FinishDeployment(f1) once FAILED", err, "f1", state.StatusFailed, state.StatusCompleted)
 	c.check(t, b, finished(running(*f1, "runner", at(100)), state.StatusFailed, at(200), 7, "quota exceeded"))
 
 	// The stack's queue moves on.
 	mustClaim(t, b, "runner", at(300), "f2")
-	mustFinish(t, b, "f2", state.StatusCompleted, at(400), 8, "")
+	mustFinish(t, b, "f2", "runner", state.StatusCompleted, at(400), 8, "")
 	c.check(t, b, finished(running(*f2, "runner", at(300)), state.StatusCompleted, at(400), 8, ""))
 }
 
@@ -541,7 +542,7 @@ func (c *config) testAbortRequest(t *testing.T, b state.Backend) {
 		t.Errorf("HeartbeatDeployments(r) after RequestAbort (-want +got):\n%s", diff)
 	}
 
-	mustFinish(t, b, "r", state.StatusAborted, at(800), 3, "aborted by erin@desk")
+	mustFinish(t, b, "r", "runner", state.StatusAborted, at(800), 3, "aborted by erin@desk")
 	wantR = finished(wantR, state.StatusAborted, at(800), 3, "aborted by erin@desk")
 	c.check(t, b, wantR)
 	_, err = b.RequestAbort(ctx, "r", "erin@desk", at(850))
@@ -643,19 +644,19 @@ func (c *config) testClaimNext(t *testing.T, b state.Backend) {
 		t.Fatalf("ClaimNext() with every head running or waited for = %s, want nil", d.ID)
 	}
 
-	mustFinish(t, b, "a2", state.StatusCompleted, at(110), 1, "")
+	mustFinish(t, b, "a2", "agent-1", state.StatusCompleted, at(110), 1, "")
 	if d := claimNext([]string{"web"}, at(111)); d != nil {
 		t.Errorf("ClaimNext(web) = %s, want nil (w1's waiter runs it)", d.ID)
 	}
 	if d := claimNext([]string{"web", "api"}, at(112)); d == nil || d.ID != "a3" {
 		t.Errorf("ClaimNext(web, api) = %v, want a3", d)
 	}
-	mustFinish(t, b, "o1", state.StatusCompleted, at(120), 1, "")
+	mustFinish(t, b, "o1", "ci-7", state.StatusCompleted, at(120), 1, "")
 	if d := claimNext([]string{"ops"}, at(121)); d == nil || d.ID != "o2" {
 		t.Errorf("ClaimNext(ops) = %v, want o2", d)
 	}
 	mustClaim(t, b, "ci-9", at(130), "w1")
-	mustFinish(t, b, "w1", state.StatusCompleted, at(131), 1, "")
+	mustFinish(t, b, "w1", "ci-9", state.StatusCompleted, at(131), 1, "")
 	if d := claimNext(nil, at(132)); d == nil || d.ID != "w2" {
 		t.Errorf("ClaimNext() = %v, want w2", d)
 	}
@@ -716,7 +717,7 @@ func (c *config) testConcurrentClaims(t *testing.T, b state.Backend) {
 				mu.Lock()
 				claimed[d.Stack] = append(claimed[d.Stack], d)
 				mu.Unlock()
-				if err := b.FinishDeployment(ctx, d.ID, state.StatusCompleted, at(2000), 1, ""); err != nil {
+				if err := b.FinishDeployment(ctx, d.ID, runner, state.StatusCompleted, at(2000), 1, ""); err != nil {
 					t.Errorf("FinishDeployment(%s) = %v", d.ID, err)
 					return
 				}

@@ -52,17 +52,23 @@ func New(version string) *Factory {
 		if isServiceURL(location) {
 			return OpenService(ctx, location, f.Getenv)
 		}
+		policy, err := projectPolicy()
+		if err != nil {
+			return nil, err
+		}
 		if isPostgresURL(location) {
 			b, err := postgres.Open(ctx, location)
 			if err != nil {
 				return nil, namePostgresSetting(err)
 			}
+			b.SetPolicy(policy)
 			return b, nil
 		}
 		b, err := sqlite.Open(ctx, location)
 		if err != nil {
 			return nil, err
 		}
+		b.SetPolicy(policy)
 		return b, nil
 	}
 	f.OpenBackendReadOnly = func(ctx context.Context, location string) (state.Backend, error) {
@@ -81,6 +87,16 @@ func New(version string) *Factory {
 		return t.C, t.Stop
 	}
 	return f
+}
+
+// projectPolicy is the approval policy of the project in the working directory (cdkx.json's "approval"),
+// which the SQLite and PostgreSQL backends enforce; a state service enforces its own (its flags).
+func projectPolicy() (state.Policy, error) {
+	file, err := readCdkxJSON("cdkx.json")
+	if err != nil {
+		return state.Policy{}, err
+	}
+	return state.Policy{RequireSecondPerson: file.Approval.RequireSecondPerson}, nil
 }
 
 // OpenReadOnly opens the state backend at location for reading only, through OpenBackendReadOnly, or

@@ -222,13 +222,9 @@ setting), the proposer cannot approve their own proposal.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(cmd, f, func(ctx context.Context, s *session) error {
 				by := cli.CreatedBy()
-				err := s.transition(ctx, args, state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: by},
-					func(d *state.Deployment) error {
-						if s.cfg.RequireSecondPerson && d.CreatedBy == by {
-							return fmt.Errorf("deployment %s was proposed by %s: cdkx.json requires a second person to approve it", d.ID, by)
-						}
-						return nil
-					})
+				// The store enforces the second-person rule (state.CheckTransition): cdkx.json's on SQLite and
+				// PostgreSQL, the server's on a state service.
+				err := s.transition(ctx, args, state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: by}, nil)
 				if err != nil || !run {
 					return err
 				}

@@ -76,7 +76,7 @@ Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SEC
 	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:8080", "address to listen on (host:port); a non-loopback host must be given explicitly")
 	cmd.Flags().DurationVar(&opts.Lease, "lease", server.DefaultLease, "lease of an update whose client asks for none (the Pulumi CLI, which renews at half time); cdkx clients ask for 20s")
 	cmd.Flags().DurationVar(&opts.LeaseGrace, "lease-grace", server.LeaseGrace, "how long after its lease expired an update is cancelled by the collector")
-	cmd.Flags().BoolVar(&opts.RequireSecondPerson, "require-second-person", false, "refuse the approval of a deployment by the token that proposed it")
+	cmd.Flags().BoolVar(&opts.RequireSecondPerson, "require-second-person", false, "refuse the approval of a deployment by the token that proposed it, and any deploy that is not a proposal (cdkx deploy --propose)")
 	cmd.Flags().StringVar(&opts.SecretsKeyFile, "secrets-key-file", "", "file holding the secrets key: the base64 of 32 random bytes (default $CDKX_SERVER_SECRETS_KEY)")
 	cmd.Flags().DurationVar(&opts.GCInterval, "gc-interval", server.GCInterval, "how often the collector cancels expired updates")
 	cmd.PersistentFlags().StringVar(&opts.DatabaseURL, "database-url", "", "PostgreSQL URL, e.g. postgres://user:password@host:5432/cdkx (default $CDKX_DATABASE_URL)")
