@@ -19,7 +19,8 @@ import (
 // `-/+` replace deleting first or `+/-` replace creating first with its reason, `-` delete, each with the
 // harm its schema declares on a `# note` line; then `Plan: N to create, N to update, N to replace, N to
 // delete.` Lists and objects are shown one changed element a line (planner.PropertyChange.Elements).
-// Values not known before deploy print as (known after deploy). What it prints is what the plan's records
+// A create's inputs are shown whole when short, else one element a line too. Values not known before
+// deploy print as (known after deploy). What it prints is what the plan's records
 // hold (operation.PlanRecords), so that `diff`, `diff --json` and `deployments show` show one thing.
 // Every name, value and reason it prints goes through Sanitize.
 func Plan(w io.Writer, p *planner.Plan, color bool) {
@@ -121,6 +122,10 @@ func (l planLine) render(pal palette) string {
 	return b.String()
 }
 
+// wholeValueWidth is the longest rendering of a create's input shown on one line; a longer list or object
+// is shown one element a line.
+const wholeValueWidth = 60
+
 // Replacement marks, Terraform's: the old object goes first (-/+) or last (+/-).
 const (
 	markDeleteFirst = "-/+"
@@ -157,9 +162,9 @@ func stepLines(s state.PlanStep) []planLine {
 	if s.Op == string(planner.OpCreate) {
 		for _, k := range sortedKeys(s.Inputs) {
 			v := s.Inputs[k]
-			elems := planner.PropertyChange{Name: k, New: v}.Elements()
-			if v == nil || len(elems) == 0 {
-				elems = []planner.ElementChange{{Path: k, New: v}}
+			elems := []planner.ElementChange{{Path: k, New: v}}
+			if len(Value(v)) > wholeValueWidth {
+				elems = planner.PropertyChange{Name: k, New: v}.Elements()
 			}
 			for _, e := range elems {
 				paths = append(paths, Sanitize(e.Path))

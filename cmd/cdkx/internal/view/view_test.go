@@ -130,6 +130,8 @@ func planFixture() *planner.Plan {
 	firewall := step(planner.OpUpdate, "Fw", old("Fw", nil), nil, []planner.PropertyChange{
 		{Name: "rules", Old: []any{rule("0.0.0.0/0", "::/0"), rule("0.0.0.0/0")}, New: []any{rule("10.0.0.0/8", "::/0")}}}, "")
 	firewall.Type = "Test::Network::Firewall"
+	newFirewall := step(planner.OpCreate, "NewFw", nil, resource.Properties{"name": "web", "rules": []any{rule("0.0.0.0/0", "::/0"), rule("10.0.0.0/8")}}, nil, "")
+	newFirewall.Type = firewall.Type
 	return &planner.Plan{Stacks: []string{"Zones", "App"}, State: map[string]*state.Stack{"App": st},
 		Outputs: map[string]resource.Properties{"App": {"Www": "www.example.test.", "Api": resource.Unknown{}}},
 		Steps: []*planner.Step{
@@ -140,7 +142,7 @@ func planFixture() *planner.Plan {
 			step(planner.OpReplace, "Mail", old("Mail", nil), nil, []planner.PropertyChange{
 				{Name: "name", Old: "mail.example.test.", New: "mx.example.test.", CreateOnly: true}}, `create-only property "name" changed`),
 			step(planner.OpSame, "Same", old("Same", nil), nil, nil, ""),
-			resize, rebuild, firewall,
+			resize, rebuild, firewall, newFirewall,
 		},
 		Deletes: []*planner.Step{step(planner.OpDelete, "Legacy", old("Legacy", nil), nil, nil, "no longer in the assembly")},
 	}
