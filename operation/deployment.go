@@ -87,7 +87,13 @@ func planStep(s *planner.Step) state.PlanStep {
 	}
 	switch s.Op {
 	case planner.OpCreate:
-		ps.Inputs = resource.Redact(s.Schema, s.Inputs)
+		ps.Inputs = s.Inputs // shared, not copied (read only): most types have no write-only property
+		for _, prop := range s.Schema.Properties {
+			if prop.WriteOnly {
+				ps.Inputs = resource.Redact(s.Schema, s.Inputs)
+				break
+			}
+		}
 		// Nothing to start from: the resource and op say it all (and a 100k-resource first deploy need not
 		// hash 100k steps).
 		return ps
