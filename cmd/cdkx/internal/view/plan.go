@@ -275,14 +275,6 @@ func sortedKeys(m map[string]any) []string {
 	return out
 }
 
-func maxLen(ss []string) int {
-	n := 0
-	for _, s := range ss {
-		n = max(n, len(s))
-	}
-	return n
-}
-
 // Outputs prints stack outputs as "Stack.Key = value" lines, stacks in the given order, sanitized.
 func Outputs(w io.Writer, stacks []string, outputs map[string]map[string]any) {
 	first := true
