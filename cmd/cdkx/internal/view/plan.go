@@ -20,16 +20,11 @@ import (
 // harm its schema declares on a `# note` line; then `Plan: N to create, N to update, N to replace, N to
 // delete.` Lists and objects are shown one changed element a line (planner.PropertyChange.Elements).
 // A create's inputs are shown whole when short, else one element a line too. Values not known before
-// deploy print as (known after deploy). What it prints is what the plan's records
-// hold (operation.PlanRecords), so that `diff`, `diff --json` and `deployments show` show one thing.
+// deploy print as (known after deploy). What it prints is what the plan's records hold
+// (operation.PlanRecords), so that `diff`, `diff --json` and `deployments show` show one thing.
 // Every name, value and reason it prints goes through Sanitize.
 func Plan(w io.Writer, p *planner.Plan, color bool) {
-	recs := operation.PlanRecords(p)
-	stacks := make([]stackPlan, 0, len(p.Stacks))
-	for _, name := range p.Stacks {
-		stacks = append(stacks, stackPlan{name: name, plan: recs[name], outputs: outputChanges(p, name)})
-	}
-	renderPlan(w, newPalette(color), stacks)
+	renderPlan(w, newPalette(color), stacksOf(p))
 }
 
 // RecordedPlan renders the plan recorded for one deployment of stack as Plan renders a plan.
@@ -39,12 +34,18 @@ func RecordedPlan(w io.Writer, stack string, p *state.Plan, color bool) {
 
 // PlanMarkdown renders p as GitHub Markdown for a pull-request comment (see markdownPlan).
 func PlanMarkdown(w io.Writer, p *planner.Plan) {
+	markdownPlan(w, stacksOf(p))
+}
+
+// stacksOf returns p's stacks in deployment order with their records (operation.PlanRecords) and
+// output changes.
+func stacksOf(p *planner.Plan) []stackPlan {
 	recs := operation.PlanRecords(p)
 	stacks := make([]stackPlan, 0, len(p.Stacks))
 	for _, name := range p.Stacks {
 		stacks = append(stacks, stackPlan{name: name, plan: recs[name], outputs: outputChanges(p, name)})
 	}
-	markdownPlan(w, stacks)
+	return stacks
 }
 
 // stackPlan is one stack's part of a plan as the renderers take it: its recorded steps and, for a plan
@@ -164,7 +165,9 @@ func stepLines(s state.PlanStep) []planLine {
 			v := s.Inputs[k]
 			elems := []planner.ElementChange{{Path: k, New: v}}
 			if len(Value(v)) > wholeValueWidth {
-				elems = planner.PropertyChange{Name: k, New: v}.Elements()
+				if parts := (planner.PropertyChange{Name: k, New: v}).Elements(); len(parts) > 0 {
+					elems = parts
+				}
 			}
 			for _, e := range elems {
 				paths = append(paths, Sanitize(e.Path))
