@@ -38,18 +38,19 @@ func NewCmdDiff(f *cli.Factory, runF func(context.Context, *Options) error) *cob
 		Use:   "diff [STACK...]",
 		Short: "Show the changes a deploy would make",
 		Long: `Diff plans the selected stacks against recorded state and prints the plan: + create, ~ update
-in place (with the changed properties, one list or object element a line), -/+ replace deleting
-the old object first (downtime) or +/- replace creating the new one first (with the reason), -
-delete; "# ..." lines under a step say what it destroys or interrupts. Nothing is changed and no
-provider is called. Values that depend on resources not deployed yet print as (known after
-deploy); write-only values as (sensitive). With --target/--exclude (see cdkx deploy --help) only
-the selected steps are shown and counted.
+in place (with the changed properties), -/+ replace (with the reason), - delete. Nothing is
+changed and no provider is called. Values that depend on resources not deployed yet print as
+(known after deploy). With --target/--exclude (see cdkx deploy --help) only the selected steps are
+shown and counted.
 
---json prints the plan's steps as a deployment records them (deployments show --json);
---format markdown prints GitHub Markdown for a pull-request comment: the summary, then a
-collapsible section per stack.
+With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 on error.
 
-With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 on error.`,
+Changes show old → new values, lists and objects one changed element a line (rules[0].port,
+labels.env); write-only values print as (sensitive). A replacement is -/+ when the old object is
+deleted first (downtime) and +/- when the new one is created first; "# ..." lines under a step
+say what it destroys or interrupts. --json prints the steps as a deployment records them
+(deployments show --json); --format markdown prints GitHub Markdown for a pull-request comment:
+the summary, then a collapsible section per stack.`,
 		Example: `  cdkx diff --app testdata/examples/dns/cdkx.out
   cdkx diff App --app testdata/examples/dns/cdkx.out --json
   cdkx diff --format markdown > plan.md
