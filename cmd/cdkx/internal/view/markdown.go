@@ -20,13 +20,12 @@ func markdownPlan(w io.Writer, stacks []stackPlan) {
 	fmt.Fprintf(w, "**Plan:** %d to create, %d to update, %d to replace, %d to delete.\n", c, u, r, d)
 	for _, sp := range stacks {
 		name := "<code>" + fence(html.EscapeString(Sanitize(sp.name))) + "</code>"
-		steps := sp.steps()
-		if len(steps) == 0 && len(sp.outputs) == 0 {
+		if sp.unchanged() {
 			fmt.Fprintf(w, "\nStack %s: no changes\n", name)
 			continue
 		}
 		fmt.Fprintf(w, "\n<details><summary>Stack %s: %s</summary>\n\n```diff\n", name, countsText(sp.plan))
-		for _, s := range steps {
+		for _, s := range sp.steps() {
 			for _, l := range stepLines(s) {
 				fmt.Fprintln(w, fence(diffColumn(l.under)+" "+l.render(newPalette(false))))
 			}

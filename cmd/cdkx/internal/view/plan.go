@@ -63,6 +63,12 @@ func (s stackPlan) steps() []state.PlanStep {
 	return s.plan.Steps
 }
 
+// unchanged reports whether the stack has nothing to show: no step, no output change, counts of zero.
+func (s stackPlan) unchanged() bool {
+	c, u, r, d := totals([]stackPlan{s})
+	return len(s.steps()) == 0 && len(s.outputs) == 0 && c+u+r+d == 0
+}
+
 func totals(stacks []stackPlan) (c, u, r, d int) {
 	for _, s := range stacks {
 		if s.plan != nil {
@@ -74,13 +80,12 @@ func totals(stacks []stackPlan) (c, u, r, d int) {
 
 func renderPlan(w io.Writer, pal palette, stacks []stackPlan) {
 	for _, sp := range stacks {
-		steps := sp.steps()
-		if len(steps) == 0 && len(sp.outputs) == 0 {
+		if sp.unchanged() {
 			fmt.Fprintf(w, "Stack %s: no changes\n\n", pal.bold.Render(Sanitize(sp.name)))
 			continue
 		}
 		fmt.Fprintf(w, "Stack %s\n", pal.bold.Render(Sanitize(sp.name)))
-		for _, s := range steps {
+		for _, s := range sp.steps() {
 			for _, l := range stepLines(s) {
 				fmt.Fprintln(w, l.render(pal))
 			}
