@@ -114,3 +114,19 @@ func TestParseFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordedPlanCountsWithoutSteps: a record whose counts are not zero is not shown as "no changes".
+func TestRecordedPlanCountsWithoutSteps(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		plan        *state.Plan
+		noChanges   bool
+		description string
+	}{{&state.Plan{Update: 1}, false, "one update, no steps"}, {&state.Plan{Same: 3}, true, "nothing to do"}, {nil, true, "no plan"}} {
+		var buf bytes.Buffer
+		view.RecordedPlan(&buf, "App", tc.plan, false)
+		if got := strings.Contains(buf.String(), "Stack App: no changes"); got != tc.noChanges {
+			t.Errorf("RecordedPlan(%s) says no changes: %t, want %t:\n%s", tc.description, got, tc.noChanges, buf.String())
+		}
+	}
+}
