@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/google/uuid"
@@ -23,9 +22,11 @@ import (
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
-// PlanRecords summarizes p per stack for deployment records: counts, and one step per resource the plan
-// changes, with the changed property paths and a digest of the change (sensitive values enter the digest
-// only through their recorded fingerprint).
+// PlanRecords summarizes p per stack, for deployment records and for everything that shows a plan (diff,
+// its --json, deployments show): counts, and one step per resource the plan changes, in the plan's order,
+// with the changed properties' old and new values, a create's inputs, the replacement's order, the harm
+// the type's schema declares, and a digest of the change. Write-only values appear only as
+// resource.Sensitive, and enter the digest only through their recorded fingerprint.
 func PlanRecords(p *planner.Plan) map[string]*state.Plan {
 	out := map[string]*state.Plan{}
 	for _, name := range p.Stacks {
@@ -52,17 +53,21 @@ func PlanRecords(p *planner.Plan) map[string]*state.Plan {
 		}
 		rec.Steps = append(rec.Steps, planStep(s))
 	}
-	for _, rec := range out {
-		sort.Slice(rec.Steps, func(i, j int) bool {
-			a, b := rec.Steps[i], rec.Steps[j]
-			return a.Resource < b.Resource || a.Resource == b.Resource && a.Op < b.Op
-		})
-	}
 	return out
 }
 
 func planStep(s *planner.Step) state.PlanStep {
-	ps := state.PlanStep{Resource: s.Key(), Type: s.Type, Op: string(s.Op)}
+	ps := state.PlanStep{Resource: s.Key(), Stack: s.Stack, LogicalID: s.LogicalID, Type: s.Type, Op: string(s.Op),
+		Reason: s.Reason}
+	var oldID string
+	if s.Old != nil {
+		oldID = s.Old.PhysicalID
+	}
+	if s.Object != nil {
+		oldID = s.Object.PhysicalID
+		ps.Reason = fmt.Sprintf("old object %s, %s", oldID, s.Reason)
+	}
+	ps.PhysicalID = oldID
 	type change struct {
 		Path     string `json:"path"`
 		Old, New any
@@ -71,28 +76,51 @@ func planStep(s *planner.Step) state.PlanStep {
 	for _, c := range s.Changes {
 		path := "properties." + c.Name
 		ps.Paths = append(ps.Paths, path)
-		n := c.New
-		if s.Schema.Properties[c.Name].WriteOnly {
-			n = resource.Sensitive
+		o, n, digestNew := c.Old, c.New, c.New
+		prop := s.Schema.Properties[c.Name]
+		if prop.WriteOnly {
+			o, n, digestNew = sensitive(o), sensitive(n), resource.Sensitive
 		}
-		changes = append(changes, change{path, c.Old, n})
+		changes = append(changes, change{path, c.Old, digestNew})
+		ps.Changes = append(ps.Changes, state.PlanChange{Name: c.Name, Old: o, New: n, CreateOnly: c.CreateOnly})
+		if s.Op == planner.OpUpdate && prop.UpdateNote != "" && !slices.Contains(ps.Notes, prop.UpdateNote) {
+			ps.Notes = append(ps.Notes, prop.UpdateNote)
+		}
 	}
-	if s.Op == planner.OpCreate {
+	switch s.Op {
+	case planner.OpCreate:
+		ps.Inputs = s.Inputs // shared, not copied (read only): most types have no write-only property
+		for _, prop := range s.Schema.Properties {
+			if prop.WriteOnly {
+				ps.Inputs = resource.Redact(s.Schema, s.Inputs)
+				break
+			}
+		}
 		// Nothing to start from: the resource and op say it all (and a 100k-resource first deploy need not
 		// hash 100k steps).
 		return ps
-	}
-	var oldID string
-	if s.Old != nil {
-		oldID = s.Old.PhysicalID
-	}
-	if s.Object != nil {
-		oldID = s.Object.PhysicalID
+	case planner.OpReplace:
+		ps.Replacement = state.ReplaceCreateFirst
+		if s.DeleteBeforeReplace {
+			ps.Replacement = state.ReplaceDeleteFirst
+		}
+		if s.Schema.ReplaceNote != "" {
+			ps.Notes = append(ps.Notes, s.Schema.ReplaceNote)
+		}
 	}
 	sum := sha256.Sum256(resource.Canonical(map[string]any{"op": s.Op, "type": s.Type, "provider": s.Provider,
 		"old": oldID, "changes": changes, "reason": s.Reason}))
 	ps.Digest = hex.EncodeToString(sum[:])
 	return ps
+}
+
+// sensitive is how a record shows a write-only value: absent and unknown values as they are, any other
+// as resource.Sensitive.
+func sensitive(v any) any {
+	if _, unknown := v.(resource.Unknown); v == nil || unknown {
+		return v
+	}
+	return resource.Sensitive
 }
 
 // StaleError is returned when an approved deployment runs after its stack moved and the plan made now

@@ -56,7 +56,8 @@ type Deployment struct {
 	Error string `json:"error"`
 }
 
-// Plan is what a deployment was planned to do: counts and steps (no values; sensitive ones never appear).
+// Plan is what a deployment was planned to do: counts and steps, with the values each step changes as
+// `cdkx diff --json` shows them (sensitive values as "(sensitive)", never in plain text).
 type Plan struct {
 	Create  int `json:"create"`
 	Update  int `json:"update"`
@@ -73,16 +74,50 @@ type Plan struct {
 // PlanStep is one resource's step in a Plan. Resources left alone have no step.
 type PlanStep struct {
 	// Resource is "Stack/LogicalID".
-	Resource string `json:"resource"`
-	Type     string `json:"type"`
+	Resource  string `json:"resource"`
+	Stack     string `json:"stack"`
+	LogicalID string `json:"logicalId"`
+	Type      string `json:"type"`
 	// Op is "create", "update", "replace" or "delete".
 	Op string `json:"op"`
+	// PhysicalID is the object the step changes or deletes ("" for a create).
+	PhysicalID string `json:"physicalId,omitempty"`
+	// Reason says why a resource is replaced or deleted.
+	Reason string `json:"reason,omitempty"`
+	// Replacement is the order of a replacement: ReplaceDeleteFirst or ReplaceCreateFirst ("" for
+	// other ops).
+	Replacement string `json:"replacement,omitempty"`
+	// Changes are the changed top-level properties of an update or replacement, sorted by name.
+	Changes []PlanChange `json:"changes,omitempty"`
+	// Inputs are a create's predicted inputs: write-only ones "(sensitive)", values known only after
+	// deploy "(known after deploy)".
+	Inputs map[string]any `json:"inputs,omitempty"`
+	// Notes say what harm the step does, in a few words each (data lost, downtime), from the type's
+	// schema; empty when none is declared.
+	Notes []string `json:"notes,omitempty"`
 	// Paths are the changed properties, dotted ("properties.ttl"), sorted; empty for creates and deletes.
 	Paths []string `json:"paths,omitempty"`
 	// Digest is the SHA-256 (hex) of the step's starting object and changes: two plans with the same
 	// digest for a resource make the same change from the same starting point. Empty for a create.
 	Digest string `json:"digest,omitempty"`
 }
+
+// PlanChange is one changed property of a PlanStep: its last applied value (Old) and its new one (New),
+// nil when absent; "(sensitive)" for a write-only property, "(known after deploy)" for a value not known
+// yet. CreateOnly is set when the change forces the replacement.
+type PlanChange struct {
+	Name       string `json:"name"`
+	Old        any    `json:"old"`
+	New        any    `json:"new"`
+	CreateOnly bool   `json:"createOnly,omitempty"`
+}
+
+// Replacement orders (PlanStep.Replacement): the old object is deleted before its successor exists
+// (downtime), or after it.
+const (
+	ReplaceDeleteFirst = "delete-first"
+	ReplaceCreateFirst = "create-first"
+)
 
 // Terminal reports whether s is a terminal status: COMPLETED, FAILED, REJECTED or ABORTED.
 func (s DeploymentStatus) Terminal() bool {

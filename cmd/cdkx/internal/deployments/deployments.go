@@ -124,13 +124,23 @@ func validStatus(s string) bool {
 }
 
 func newCmdShow(f *cli.Factory) *cobra.Command {
-	return &cobra.Command{
-		Use:     "show ID",
-		Short:   "Show a deployment: its record, plan and events",
-		Example: "  cdkx deployments show 6f1c…\n  cdkx deployments show 6f1c… --json | jq .status",
-		Args:    cobra.ExactArgs(1),
+	var format string
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a deployment: its record, plan and events",
+		Long: `Show prints a deployment's record, its plan as cdkx diff printed it (every changed value, old and
+new; write-only ones as (sensitive)) and its events. --json prints the record with its plan's steps
+as diff --json does; --format markdown prints the deployment and its plan as GitHub Markdown for a
+pull-request comment.`,
+		Example: "  cdkx deployments show 6f1c…\n  cdkx deployments show 6f1c… --json | jq .status\n" +
+			"  cdkx deployments show 6f1c… --format markdown | gh pr comment 42 --body-file -",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withReadOnly(cmd, f, func(ctx context.Context, s *session) error {
+				format, err := view.ParseFormat(format, s.cfg.JSON)
+				if err != nil {
+					return err
+				}
 				d, err := get(ctx, s.b, args[0])
 				if err != nil {
 					return err
@@ -140,10 +150,16 @@ func newCmdShow(f *cli.Factory) *cobra.Command {
 					return err
 				}
 				d.Snapshot = nil
+				if format == view.FormatMarkdown {
+					view.DeploymentMarkdown(f.IO.Out, d)
+					return nil
+				}
 				return view.Deployment(f.IO.Out, s.cfg.JSON, d, events)
 			})
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", view.FormatText, "print as text or as GitHub Markdown for a pull-request comment (text, markdown)")
+	return cmd
 }
 
 // get reads a deployment; absent is a clear error.

@@ -13,7 +13,6 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
-	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
 )
@@ -28,6 +27,8 @@ type Options struct {
 	Refresh bool
 	// Record records the plan as deployments of kind plan (--record).
 	Record bool
+	// Format is how the plan is printed: view.FormatText or view.FormatMarkdown (--format).
+	Format string
 }
 
 // NewCmdDiff returns the diff command; runF replaces diffRun in tests.
@@ -42,9 +43,17 @@ changed and no provider is called. Values that depend on resources not deployed 
 (known after deploy). With --target/--exclude (see cdkx deploy --help) only the selected steps are
 shown and counted.
 
-With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 on error.`,
+With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 on error.
+
+Changes show old → new values, lists and objects one changed element a line (rules[0].port,
+labels.env); write-only values print as (sensitive). A replacement is -/+ when the old object is
+deleted first (downtime) and +/- when the new one is created first; "# ..." lines under a step
+say what it destroys or interrupts. --json prints the steps as a deployment records them
+(deployments show --json); --format markdown prints GitHub Markdown for a pull-request comment:
+the summary, then a collapsible section per stack.`,
 		Example: `  cdkx diff --app testdata/examples/dns/cdkx.out
   cdkx diff App --app testdata/examples/dns/cdkx.out --json
+  cdkx diff --format markdown > plan.md
   cdkx diff --detailed-exitcode || [ $? -eq 2 ]`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
@@ -52,6 +61,9 @@ With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 
 				return err
 			}
 			opts.Config, opts.Stacks = cfg, args
+			if opts.Format, err = view.ParseFormat(opts.Format, cfg.JSON); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -61,6 +73,7 @@ With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 
 	opts.Register(cmd.Flags())
 	cmd.Flags().BoolVar(&opts.DetailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes")
 	cmd.Flags().BoolVar(&opts.Record, "record", false, "record the plan as a deployment of kind plan per stack (it takes its turn in the stack's queue)")
+	cmd.Flags().StringVar(&opts.Format, "format", view.FormatText, "print the plan as text or as GitHub Markdown for a pull-request comment (text, markdown)")
 	cmd.Flags().BoolVar(&opts.Refresh, "refresh", false, "read every resource from its provider first and show drift (nothing is written)")
 	return cmd
 }
@@ -112,11 +125,14 @@ func diffRun(ctx context.Context, opts *Options) error {
 			fmt.Fprintf(f.IO.ErrOut, "Recorded plan deployment %s of stack %s (%s)\n", d.ID, d.Stack, d.Status)
 		}
 	}
-	if cfg.JSON {
+	switch {
+	case cfg.JSON:
 		if err := json.NewEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {
 			return err
 		}
-	} else {
+	case opts.Format == view.FormatMarkdown:
+		view.PlanMarkdown(f.IO.Out, plan)
+	default:
 		view.Plan(f.IO.Out, plan, f.IO.Color && !cfg.NoColor && f.IO.ErrTTY)
 	}
 	if opts.DetailedExitCode && plan.HasChanges() {
@@ -136,50 +152,24 @@ func pendingIn(st map[string]*state.Stack, names []string) int {
 	return engine.PendingOperations(stacks)
 }
 
-type jsonChange struct {
-	Name       string `json:"name"`
-	Old        any    `json:"old"`
-	New        any    `json:"new"`
-	CreateOnly bool   `json:"createOnly,omitempty"`
-}
-
-type jsonStep struct {
-	Op         string              `json:"op"`
-	Stack      string              `json:"stack"`
-	LogicalID  string              `json:"logicalId"`
-	Type       string              `json:"type"`
-	PhysicalID string              `json:"physicalId,omitempty"`
-	Reason     string              `json:"reason,omitempty"`
-	Changes    []jsonChange        `json:"changes,omitempty"`
-	Inputs     resource.Properties `json:"inputs,omitempty"`
-}
-
+// jsonPlan is what `cdkx diff --json` prints: the steps are the records a deployment of the plan keeps
+// (operation.PlanRecords), stack by stack in deployment order.
 type jsonPlan struct {
-	Stacks  []string       `json:"stacks"`
-	Steps   []jsonStep     `json:"steps"`
-	Counts  map[string]int `json:"counts"`
-	Changes bool           `json:"changes"`
+	Stacks  []string         `json:"stacks"`
+	Steps   []state.PlanStep `json:"steps"`
+	Counts  map[string]int   `json:"counts"`
+	Changes bool             `json:"changes"`
 }
 
 func planJSON(p *planner.Plan) jsonPlan {
-	out := jsonPlan{Stacks: p.Stacks, Steps: []jsonStep{}, Changes: p.HasChanges()}
+	out := jsonPlan{Stacks: p.Stacks, Steps: []state.PlanStep{}, Changes: p.HasChanges()}
 	c, u, r, d := p.Counts()
 	out.Counts = map[string]int{"create": c, "update": u, "replace": r, "delete": d}
-	for _, s := range append(append([]*planner.Step{}, p.Steps...), p.Deletes...) {
-		js := jsonStep{Op: string(s.Op), Stack: s.Stack, LogicalID: s.LogicalID, Type: s.Type, Reason: s.Reason}
-		if s.Old != nil {
-			js.PhysicalID = s.Old.PhysicalID
+	recs := operation.PlanRecords(p)
+	for _, name := range p.Stacks {
+		if rec := recs[name]; rec != nil {
+			out.Steps = append(out.Steps, rec.Steps...)
 		}
-		if s.Object != nil {
-			js.PhysicalID = s.Object.PhysicalID
-		}
-		if s.Op == planner.OpCreate {
-			js.Inputs = resource.Redact(s.Schema, s.Inputs)
-		}
-		for _, ch := range s.Changes {
-			js.Changes = append(js.Changes, jsonChange{Name: ch.Name, Old: ch.Old, New: ch.New, CreateOnly: ch.CreateOnly})
-		}
-		out.Steps = append(out.Steps, js)
 	}
 	return out
 }

@@ -125,7 +125,8 @@ func Deployments(w io.Writer, asJSON bool, ds []state.Deployment) error {
 	return tw.Flush()
 }
 
-// Deployment prints one deployment and its events: JSON with asJSON, else a readable block.
+// Deployment prints one deployment and its events: JSON with asJSON, else a readable block and its
+// recorded plan as diff prints a plan (RecordedPlan).
 func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Event) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
@@ -165,17 +166,8 @@ func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Ev
 		return err
 	}
 	if d.Plan != nil {
-		fmt.Fprintf(w, "\nPlan: %d to create, %d to update, %d to replace, %d to delete\n", d.Plan.Create, d.Plan.Update, d.Plan.Replace, d.Plan.Delete)
-		for _, s := range d.Plan.Steps {
-			fmt.Fprintf(w, "  %-8s %s (%s)", s.Op, s.Resource, s.Type)
-			for i, p := range s.Paths {
-				if i == 0 {
-					fmt.Fprint(w, ":")
-				}
-				fmt.Fprint(w, " "+p)
-			}
-			fmt.Fprintln(w)
-		}
+		fmt.Fprintln(w)
+		RecordedPlan(w, d.Stack, d.Plan, false)
 	}
 	if len(events) > 0 {
 		fmt.Fprintln(w, "\nEvents:")

@@ -118,3 +118,39 @@ func TestDiagnosticsSanitize(t *testing.T) {
 	}
 	golden.Assert(t, buf.String(), "TestDiagnosticsSanitize.golden")
 }
+
+// TestPlanMarkdownSanitizes: names and values that try to close the code block, end the section or
+// inject HTML into a pull-request comment stay inside their line and their block.
+func TestPlanMarkdownSanitizes(t *testing.T) {
+	t.Parallel()
+	evil := "```\n</details><img src=x onerror=alert(1)>" + hostile
+	old := &state.Resource{LogicalID: "Www", Type: "PowerDNS::DNS::RecordSet", PhysicalID: "p"}
+	p := &planner.Plan{Stacks: []string{"App" + evil},
+		Steps: []*planner.Step{{Decision: planner.Decision{Op: planner.OpUpdate, Changes: []planner.PropertyChange{
+			{Name: "records" + evil, Old: []any{"a" + evil}, New: []any{"```b"}}}}, Stack: "App" + evil, LogicalID: "Www" + evil,
+			Type: "PowerDNS::DNS::RecordSet", Old: old, Resource: &assembly.Resource{LogicalID: "Www"}}}}
+	var buf bytes.Buffer
+	view.PlanMarkdown(&buf, p)
+	out := buf.String()
+	checkPrintable(t, out)
+	// GitHub shows a fenced block as it is; outside one, HTML and a fence would act.
+	var fences int
+	var outside []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(line, " "), "```") {
+			fences++
+			continue
+		}
+		if fences%2 == 0 {
+			outside = append(outside, line)
+		}
+	}
+	if fences != 2 {
+		t.Errorf("PlanMarkdown() has %d fence lines, want 2 (one block):\n%s", fences, out)
+	}
+	rest := strings.Join(outside, "\n")
+	if n := strings.Count(rest, "</details>"); n != 1 || strings.Contains(rest, "<img") || strings.Contains(rest, "```") {
+		t.Errorf("PlanMarkdown() let HTML or a fence out of the block (%d </details>, want 1):\n%s", n, rest)
+	}
+	golden.Assert(t, out, "TestPlanMarkdownSanitizes.golden")
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
@@ -98,8 +99,9 @@ func TestJSONLines(t *testing.T) {
 	}
 }
 
-func TestPlan(t *testing.T) {
-	t.Parallel()
+// planFixture is a plan of every kind of step: a create, updates of scalars, lists, nested lists and
+// objects and a write-only value, replacements that create or delete first, with harm notes, a delete.
+func planFixture() *planner.Plan {
 	st := state.NewStack("App")
 	st.Outputs = resource.Properties{"Old": "x", "Www": "www.example.test."}
 	old := func(id string, inputs resource.Properties) *state.Resource {
@@ -109,7 +111,28 @@ func TestPlan(t *testing.T) {
 		return &planner.Step{Decision: planner.Decision{Op: op, Changes: changes, Reason: reason}, Stack: "App", LogicalID: id,
 			Type: "PowerDNS::DNS::RecordSet", Provider: "powerdns", Old: o, Inputs: inputs, Resource: &assembly.Resource{LogicalID: id}}
 	}
-	p := &planner.Plan{Stacks: []string{"Zones", "App"}, State: map[string]*state.Stack{"App": st},
+	rule := func(ips ...any) map[string]any {
+		return map[string]any{"direction": "in", "protocol": "tcp", "port": "22", "sourceIps": ips}
+	}
+	server := resource.Schema{Type: "Test::Compute::Server", ReplaceNote: "its disk and everything on it are lost",
+		Properties: map[string]resource.PropertySchema{
+			"serverType": {UpdateNote: "the server is powered off while it is resized"},
+			"userData":   {WriteOnly: true},
+			"image":      {CreateOnly: true}}}
+	resize := step(planner.OpUpdate, "Web", old("Web", nil), nil, []planner.PropertyChange{
+		{Name: "labels", Old: map[string]any{"env": "dev", "a.b": "1"}, New: map[string]any{"env": "prod", "a.b": "2", "team": "dns"}},
+		{Name: "serverType", Old: "cx22", New: "cx32"}}, "")
+	resize.Type, resize.Schema = server.Type, server
+	rebuild := step(planner.OpReplace, "Db", old("Db", nil), nil, []planner.PropertyChange{
+		{Name: "image", Old: "debian-12", New: "debian-13", CreateOnly: true},
+		{Name: "userData", Old: resource.Sensitive, New: resource.Sensitive}}, `create-only property "image" changed`)
+	rebuild.Type, rebuild.Schema, rebuild.DeleteBeforeReplace = server.Type, server, true
+	firewall := step(planner.OpUpdate, "Fw", old("Fw", nil), nil, []planner.PropertyChange{
+		{Name: "rules", Old: []any{rule("0.0.0.0/0", "::/0"), rule("0.0.0.0/0")}, New: []any{rule("10.0.0.0/8", "::/0")}}}, "")
+	firewall.Type = "Test::Network::Firewall"
+	newFirewall := step(planner.OpCreate, "NewFw", nil, resource.Properties{"name": "web", "rules": []any{rule("0.0.0.0/0", "::/0"), rule("10.0.0.0/8")}}, nil, "")
+	newFirewall.Type = firewall.Type
+	return &planner.Plan{Stacks: []string{"Zones", "App"}, State: map[string]*state.Stack{"App": st},
 		Outputs: map[string]resource.Properties{"App": {"Www": "www.example.test.", "Api": resource.Unknown{}}},
 		Steps: []*planner.Step{
 			step(planner.OpCreate, "Api", nil, resource.Properties{"zoneId": resource.Unknown{}, "name": "api.example.test.", "records": []any{"127.0.0.1"}, "ttl": json.Number("300")}, nil, ""),
@@ -119,10 +142,57 @@ func TestPlan(t *testing.T) {
 			step(planner.OpReplace, "Mail", old("Mail", nil), nil, []planner.PropertyChange{
 				{Name: "name", Old: "mail.example.test.", New: "mx.example.test.", CreateOnly: true}}, `create-only property "name" changed`),
 			step(planner.OpSame, "Same", old("Same", nil), nil, nil, ""),
+			resize, rebuild, firewall, newFirewall,
 		},
 		Deletes: []*planner.Step{step(planner.OpDelete, "Legacy", old("Legacy", nil), nil, nil, "no longer in the assembly")},
 	}
+}
+
+func TestPlan(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
-	view.Plan(&buf, p, false)
+	view.Plan(&buf, planFixture(), false)
 	golden.Assert(t, buf.String(), "TestPlan.golden")
+}
+
+// TestRecordedPlanIsDiffs: a deployment's recorded plan, stored as JSON and read back, shows what diff
+// showed of the plan it was made from (outputs aside, which records do not keep).
+func TestRecordedPlanIsDiffs(t *testing.T) {
+	t.Parallel()
+	p := planFixture()
+	p.Outputs, p.State = nil, nil
+	var want bytes.Buffer
+	view.Plan(&want, p, false)
+	recs := operation.PlanRecords(p)
+	var got bytes.Buffer
+	for i, name := range p.Stacks {
+		data, err := json.Marshal(recs[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back state.Plan
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatal(err)
+		}
+		var one bytes.Buffer
+		view.RecordedPlan(&one, name, &back, false)
+		text := one.String()
+		if i < len(p.Stacks)-1 { // each rendering ends with its stack's counts; diff's with the plan's
+			text = text[:strings.LastIndex(text, "Plan: ")]
+		}
+		got.WriteString(text)
+	}
+	if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+		t.Errorf("RecordedPlan of the stored records (-want diff's +got):\n%s", diff)
+	}
+}
+
+func TestPlanMarkdown(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	view.PlanMarkdown(&buf, planFixture())
+	if strings.Contains(buf.String(), "\x1b") {
+		t.Errorf("PlanMarkdown printed an escape code:\n%s", buf.String())
+	}
+	golden.Assert(t, buf.String(), "TestPlanMarkdown.golden")
 }
