@@ -180,7 +180,8 @@ func checkSnapshot(d *state.Deployment) error {
 
 // planDifferences lists, one line per resource, how plan now differs from the approved one: a step is
 // the same only when its whole record is (every field, compared as canonical JSON, keyed by resource
-// and op), so that any value a step records binds the approval.
+// and op), so that any value a step records binds the approval. A line names the values that differ
+// (valueDifferences) and then any other field.
 func planDifferences(approved, now *state.Plan) []string {
 	index := func(p *state.Plan) map[string]state.PlanStep {
 		m := map[string]state.PlanStep{}
@@ -208,9 +209,78 @@ func planDifferences(approved, now *state.Plan) []string {
 		case !inA && inN:
 			out = append(out, fmt.Sprintf("%s: not in the approved plan; now %s", ns.Resource, describe(ns)))
 		default:
-			if fields := stepFieldsDiffer(as, ns); len(fields) > 0 {
-				out = append(out, fmt.Sprintf("%s: approved %s; now %s, with another %s", as.Resource, describe(as), describe(ns), strings.Join(fields, ", ")))
+			values := valueDifferences(as, ns)
+			var other []string
+			for _, f := range stepFieldsDiffer(as, ns) {
+				// The values named, their paths and digest differ with them: say only what else differs.
+				if len(values) == 0 || f != "changes" && f != "inputs" && f != "paths" && !strings.HasSuffix(f, "(digest)") {
+					other = append(other, f)
+				}
 			}
+			if len(values) == 0 && len(other) == 0 {
+				continue
+			}
+			line := as.Resource + ": " + as.Op
+			if len(values) > 0 {
+				line += " " + strings.Join(values, "; ")
+			}
+			if len(other) > 0 {
+				if len(values) > 0 {
+					line += ";"
+				}
+				line += " another " + strings.Join(other, ", ")
+			}
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// valueDifferences names each changed property or create input whose values differ between the approved
+// step a and the step planned now b: `value: approved "v1" → "v2", now "v1" → "EVIL"`, or for a create's
+// input `address: approved "10.0.0.1", now "10.0.0.66"`. Values are compact JSON, cut at 80 characters.
+func valueDifferences(a, b state.PlanStep) []string {
+	show := func(v any) string {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		if s := string(data); len(s) > 80 {
+			return s[:77] + "..."
+		}
+		return string(data)
+	}
+	changes := func(s state.PlanStep) map[string]string {
+		m := map[string]string{}
+		for _, c := range s.Changes {
+			m[c.Name] = show(c.Old) + " → " + show(c.New)
+		}
+		return m
+	}
+	var out []string
+	ca, cb := changes(a), changes(b)
+	for _, k := range sortedKeys(ca, cb) {
+		va, inA := ca[k]
+		vb, inB := cb[k]
+		switch {
+		case !inA:
+			out = append(out, fmt.Sprintf("%s: approved unchanged, now %s", k, vb))
+		case !inB:
+			out = append(out, fmt.Sprintf("%s: approved %s, now unchanged", k, va))
+		case va != vb:
+			out = append(out, fmt.Sprintf("%s: approved %s, now %s", k, va, vb))
+		}
+	}
+	for _, k := range sortedKeys(a.Inputs, b.Inputs) {
+		va, inA := a.Inputs[k]
+		vb, inB := b.Inputs[k]
+		switch {
+		case !inA:
+			out = append(out, fmt.Sprintf("%s: approved absent, now %s", k, show(vb)))
+		case !inB:
+			out = append(out, fmt.Sprintf("%s: approved %s, now absent", k, show(va)))
+		case !bytes.Equal(resource.Canonical(va), resource.Canonical(vb)):
+			out = append(out, fmt.Sprintf("%s: approved %s, now %s", k, show(va), show(vb)))
 		}
 	}
 	return out

@@ -276,8 +276,8 @@ func TestTamperedDeployment(t *testing.T) {
 				d.Snapshot, d.SnapshotHash, d.Plan.SnapshotHash = other.Snapshot, other.SnapshotHash, other.SnapshotHash
 			},
 			wantDiffs: []string{
-				"S/R0: approved update (properties.value); now update (properties.value), with another starting point or values (digest)",
-				"S/R1: approved update (properties.value); now update (properties.value), with another starting point or values (digest)",
+				`S/R0: update value: approved "v1" → "v2", now "v1" → "EVIL"`,
+				`S/R1: update value: approved "v1" → "v2", now "v1" → "EVIL"`,
 				"S/R2: not in the approved plan; now create",
 			}},
 	}
