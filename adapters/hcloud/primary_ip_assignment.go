@@ -42,6 +42,7 @@ func init() {
 			Outputs:       outputs("primaryIpId", "assigneeId", "assigneeType"),
 			StableOutputs: []string{"primaryIpId"},
 			Serialize:     []resource.SerialKey{{Group: "primary-ip", Property: "primaryIpId"}, {Group: "server", Property: "assigneeId"}},
+			CheckStack:    checkPrimaryIPAssignmentStack,
 		},
 		ids:    []string{"primaryIpId", "assigneeId"},
 		create: (*Provider).createPrimaryIPAssignment,
