@@ -97,7 +97,11 @@ func diffRun(ctx context.Context, opts *Options) error {
 	} else if n := pendingIn(st, stacks); n > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
 	}
-	plan, ds := operation.Plan(l.Assembly, l.Graph, opts.Selection(stacks), st, l.Registry)
+	// The providers the plan calls check their credentials and what they would refuse, by reads only.
+	plan, ds, err := operation.CheckedPlan(ctx, l.Assembly, l.Graph, opts.Selection(stacks), st, l.Registry)
+	if err != nil {
+		return project.RunError(f, cfg, err)
+	}
 	project.ShowPlanDiagnostics(f, cfg, plan, ds, "fix them and run diff again")
 	if plan == nil {
 		return &cli.ExitError{Code: cli.ExitErr}
