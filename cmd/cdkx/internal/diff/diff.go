@@ -38,9 +38,11 @@ func NewCmdDiff(f *cli.Factory, runF func(context.Context, *Options) error) *cob
 		Short: "Show the changes a deploy would make",
 		Long: `Diff plans the selected stacks against recorded state and prints the plan: + create, ~ update
 in place (with the changed properties), -/+ replace (with the reason), - delete. Nothing is
-changed and no provider is called. Values that depend on resources not deployed yet print as
-(known after deploy). With --target/--exclude (see cdkx deploy --help) only the selected steps are
-shown and counted.
+changed: each provider the plan calls only checks its credentials by one read (a refused one exits
+1 naming its variable, e.g. HCLOUD_TOKEN), and what it would refuse (a Hetzner volume shrink, an
+SSH key absent from the project, …) exits 1 with the property and the fix. Values that depend on
+resources not deployed yet print as (known after deploy). With --target/--exclude (see cdkx
+deploy --help) only the selected steps are shown and counted.
 
 With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 on error.`,
 		Example: `  cdkx diff --app testdata/examples/dns/cdkx.out
