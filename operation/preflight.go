@@ -44,7 +44,7 @@ func Preflight(ctx context.Context, reg *engine.Registry, plan *planner.Plan) (d
 			continue
 		}
 		resources[s.Provider] = append(resources[s.Provider], resource.PreflightResource{Stack: s.Stack, LogicalID: s.LogicalID,
-			Type: s.Type, Properties: s.Inputs})
+			Type: s.Type, Properties: s.Inputs, Creates: s.Op != planner.OpUpdate})
 	}
 	problems, err := reg.Preflight(ctx, CalledProviders(plan), resources)
 	if err != nil {

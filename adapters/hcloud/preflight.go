@@ -12,7 +12,7 @@ import (
 
 // Preflight checks the token with one cheap authenticated read, GET /locations?per_page=1, on the first
 // call only (a 401, or a 403 forbidden, is a *resource.CredentialsError naming HCLOUD_TOKEN), and, when
-// planned servers name SSH keys by literal name or ID, lists the project's keys once (GET /ssh_keys, page
+// servers to be created (or replaced) name SSH keys by literal name or ID, lists the project's keys once (GET /ssh_keys, page
 // by page) and reports each key that is neither there nor made by a planned Hetzner::Security::SshKey:
 // Hetzner would refuse the server's create with 422 after the objects planned before it were made.
 func (p *Provider) Preflight(ctx context.Context, req resource.PreflightRequest) ([]resource.PreflightProblem, error) {
@@ -64,8 +64,8 @@ func (u sshKeyUse) problem(msg string) resource.PreflightProblem {
 		FieldError: resource.FieldError{Path: fmt.Sprintf("sshKeys[%d]", u.index), Message: msg}}
 }
 
-// sshKeysWanted returns the SSH keys that planned servers name literally (values known only at deploy
-// are skipped), leaving out the names of planned SSH keys.
+// sshKeysWanted returns the SSH keys that servers to be created name literally (values known only at
+// deploy are skipped), leaving out the names of planned SSH keys.
 func sshKeysWanted(rs []resource.PreflightResource) []sshKeyUse {
 	planned := map[string]bool{}
 	for _, r := range rs {
@@ -75,7 +75,7 @@ func sshKeysWanted(rs []resource.PreflightResource) []sshKeyUse {
 	}
 	var out []sshKeyUse
 	for _, r := range rs {
-		if r.Type != TypeServer {
+		if r.Type != TypeServer || !r.Creates { // sshKeys are create-only: an update sends none
 			continue
 		}
 		keys, _ := r.Properties["sshKeys"].([]any)

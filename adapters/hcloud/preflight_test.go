@@ -40,14 +40,17 @@ func TestPreflightCredentials(t *testing.T) {
 	})
 }
 
-// TestPreflightSSHKeys: SSH keys that planned servers name literally are looked up with one listing of the
-// project's keys (page by page); those absent and not made by a planned SshKey are problems at their index.
+// TestPreflightSSHKeys: SSH keys that servers to be created name literally are looked up with one listing
+// of the project's keys (page by page); those absent and not made by a planned SshKey are problems at their
+// index. A server updated in place sends no keys and is not checked.
 func TestPreflightSSHKeys(t *testing.T) {
 	t.Parallel()
 	server := func(id, keys string) resource.PreflightResource {
-		return resource.PreflightResource{Stack: "App", LogicalID: id, Type: hcloud.TypeServer,
+		return resource.PreflightResource{Stack: "App", LogicalID: id, Type: hcloud.TypeServer, Creates: true,
 			Properties: adaptertest.Props(t, `{"name":"`+id+`","sshKeys":`+keys+`}`)}
 	}
+	updated := server("Old", `["gone-key"]`)
+	updated.Creates = false
 	planned := resource.PreflightResource{Stack: "App", LogicalID: "Key", Type: hcloud.TypeSSHKey,
 		Properties: adaptertest.Props(t, `{"name":"planned-key","publicKey":"ssh-ed25519 AAAA"}`)}
 	page1 := scripted.Exchange{Method: "GET", Path: "/v1/ssh_keys", Query: "per_page=50&page=1", Status: 200,
@@ -68,6 +71,7 @@ func TestPreflightSSHKeys(t *testing.T) {
 		want      []resource.PreflightProblem
 	}{
 		{"no server names a key: no listing", []resource.PreflightResource{server("Web", `[]`), planned}, nil, nil},
+		{"a server updated in place sends no keys: no listing", []resource.PreflightResource{updated}, nil, nil},
 		{"keys known only at deploy or planned: no listing",
 			[]resource.PreflightResource{server("Web", `[{"ref":"Key","attr":"name"},"planned-key"]`), planned}, nil, nil},
 		{"keys of the project by name, ID and ID string pass", []resource.PreflightResource{server("Web", `["alice",12,"11"]`)},

@@ -123,6 +123,9 @@ type PreflightRequest struct {
 type PreflightResource struct {
 	Stack, LogicalID, Type string
 	Properties             Properties
+	// Creates is set when the step makes a new object (a create or a replacement); false for an update
+	// in place, which sends no create-only property.
+	Creates bool
 }
 
 // PreflightProblem is a property of a planned resource that the provider would refuse. Path is relative
