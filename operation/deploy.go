@@ -194,11 +194,7 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 		called = append(called, providersOf([]*state.Stack{all[n]}, func(r *state.Resource) bool { return sel.Contains(n, r.LogicalID) })...)
 	}
 	sort.Strings(called)
-	called = slices.Compact(called)
-	if err := d.Providers.Configure(called); err != nil {
-		return nil, err
-	}
-	if _, err := d.Providers.Preflight(ctx, called, nil); err != nil {
+	if _, err := d.Providers.Preflight(ctx, slices.Compact(called), nil); err != nil {
 		return nil, err
 	}
 	if d.Confirm != nil {

@@ -72,9 +72,6 @@ func Preflight(ctx context.Context, reg *engine.Registry, plan *planner.Plan) (d
 // has each check its credentials (Preflight without resources), before a destroy or a refresh changes
 // anything.
 func (e Env) checkCredentials(ctx context.Context, stacks []*state.Stack, only func(*state.Resource) bool) error {
-	if err := e.configure(stacks, only); err != nil {
-		return err
-	}
 	_, err := e.Providers.Preflight(ctx, providersOf(stacks, only), nil)
 	return err
 }

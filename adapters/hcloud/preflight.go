@@ -22,7 +22,7 @@ func (p *Provider) Preflight(ctx context.Context, req resource.PreflightRequest)
 			return nil, &resource.CredentialsError{Provider: Name, Variables: EnvToken, Err: err}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: check the token (GET /locations): %w", Name, err)
+			return nil, err // it names the method, URL and HCLOUD_ENDPOINT
 		}
 		p.credentialsOK.Store(true)
 	}
