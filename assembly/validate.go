@@ -21,8 +21,9 @@ func Validate(a *Assembly, catalog resource.Catalog) diag.Diagnostics {
 			continue
 		}
 		schemas := make(map[string]resource.Schema, len(s.Resources))
+		refs, view := targetLookup(nil, s), stackView(a, s)
 		for _, r := range s.Resources {
-			schema, ok, rds := validateResource(s, r, catalog)
+			schema, ok, rds := validateResource(s, r, catalog, refs, view)
 			ds = append(ds, rds...)
 			if ok {
 				schemas[r.LogicalID] = schema
@@ -35,7 +36,8 @@ func Validate(a *Assembly, catalog resource.Catalog) diag.Diagnostics {
 }
 
 // validateResource checks one resource; ok is true when its schema was found.
-func validateResource(s *Stack, r *Resource, catalog resource.Catalog) (schema resource.Schema, ok bool, ds diag.Diagnostics) {
+func validateResource(s *Stack, r *Resource, catalog resource.Catalog, refs resource.TargetLookup,
+	view resource.StackView) (schema resource.Schema, ok bool, ds diag.Diagnostics) {
 	if _, _, _, valid := resource.ParseType(r.Type); !valid {
 		return schema, false, nil
 	}
@@ -51,7 +53,11 @@ func validateResource(s *Stack, r *Resource, catalog resource.Catalog) (schema r
 		props := r.Path + ".properties"
 		errs := schema.Validate(r.Properties, isToken)
 		if schema.CheckReferences != nil {
-			errs = append(errs, schema.CheckReferences(r.Properties, targetLookup(s))...)
+			errs = append(errs, schema.CheckReferences(r.Properties, refs)...)
+		}
+		if schema.CheckStack != nil {
+			view.Self = r.LogicalID
+			errs = append(errs, schema.CheckStack(r.Properties, view)...)
 		}
 		for _, fe := range errs {
 			at := props
@@ -83,14 +89,50 @@ func unknownProvider(s *Stack, r *Resource, catalog resource.Catalog) diag.Diagn
 			"release that has an adapter for %q", what, listOrNone(names), r.Provider)}
 }
 
-// targetLookup resolves {ref, attr} tokens to the resources of s they point at.
-func targetLookup(s *Stack) resource.TargetLookup {
+// stackView returns what a resource.Schema.CheckStack sees of s (Self unset): its token lookup, which
+// also follows stackRefs through a, and its resources by type, indexed on first use.
+func stackView(a *Assembly, s *Stack) resource.StackView {
+	var byType map[string][]resource.StackResource
+	return resource.StackView{
+		Lookup: targetLookup(a, s),
+		OfType: func(resourceType string) []resource.StackResource {
+			if byType == nil {
+				byType = map[string][]resource.StackResource{}
+				for _, r := range s.Resources {
+					byType[r.Type] = append(byType[r.Type], resource.StackResource{LogicalID: r.LogicalID, Properties: r.Properties})
+				}
+			}
+			return byType[resourceType]
+		},
+	}
+}
+
+// targetLookup resolves {ref, attr} tokens to the resources of s they point at and, when a is not nil,
+// {stackRef, outputKey} tokens whose output, in its own stack of a, is a {ref, attr} token to the resource
+// that one points at (whose properties then hold tokens of that other stack, which the lookup must not be
+// asked to resolve: CheckReferences, which follows chains of tokens, gets a lookup without a).
+func targetLookup(a *Assembly, s *Stack) resource.TargetLookup {
 	return func(v any) (string, resource.Properties, bool) {
 		t, ok := AsToken(v)
-		if !ok || t.Ref == "" {
+		if !ok {
 			return "", nil, false
 		}
-		target := s.Resource(t.Ref)
+		in := s
+		if t.StackRef != "" {
+			if a == nil {
+				return "", nil, false
+			}
+			if in = a.Stack(t.StackRef); in == nil || in.Outputs[t.OutputKey] == nil {
+				return "", nil, false
+			}
+			if t, ok = AsToken(in.Outputs[t.OutputKey].Value); !ok || t.StackRef != "" {
+				return "", nil, false
+			}
+		}
+		if t.Ref == "" {
+			return "", nil, false
+		}
+		target := in.Resource(t.Ref)
 		if target == nil {
 			return "", nil, false
 		}

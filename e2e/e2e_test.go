@@ -31,14 +31,17 @@
 //	envfile NAME FILE               set the environment variable NAME to FILE's content (trimmed)
 //	holdlock [-for D|-until FILE] STATEFILE STACK READYFILE
 //	                                (a program, for exec … &) hold STACK's lock in the SQLite state file
-//	blackhole -for D URLFILE HITFILE
+//	blackhole -for D [-answer PATH] URLFILE HITFILE
 //	                                (a program, for exec … &) an HTTP server on 127.0.0.1 that accepts
-//	                                connections and never answers; its URL goes to URLFILE, and HITFILE is
-//	                                written when the first request arrives; after D it closes everything
-//	slowproxy -delay D -until FILE TARGET URLFILE HITFILE
+//	                                connections and never answers (but GET PATH, the credentials check
+//	                                of a run, with 200 {} at once); its URL goes to URLFILE, and HITFILE is
+//	                                written when the first other request arrives; after D it closes
+//	                                everything
+//	slowproxy -delay D -until FILE [-pass PATH] TARGET URLFILE HITFILE
 //	                                (a program, for exec … &) a reverse proxy to TARGET on 127.0.0.1 that
-//	                                holds each request for D; its URL goes to URLFILE, HITFILE is written
-//	                                when a request arrives; it stops once FILE exists
+//	                                holds each request for D (but those of PATH, the credentials check of a
+//	                                run); its URL goes to URLFILE, HITFILE gets a line when a held request
+//	                                arrives; it stops once FILE exists
 //	exitcodeof FILE PROG [ARGS...]  (a program, for exec … &) run PROG, pass it SIGINT and SIGTERM, write
 //	                                its exit code to FILE and exit 0
 package e2e
@@ -980,23 +983,24 @@ func holdlock(statePath, stack, ready string, hold time.Duration, until string) 
 }
 
 // blackholeMain serves 127.0.0.1 without ever answering: a provider that hangs. It writes its URL to
-// URLFILE, writes HITFILE when the first connection has sent something, and after -for closes the
-// listener and every connection, then exits.
+// URLFILE, writes HITFILE when the first request (other than GET -answer's path) has arrived, and after
+// -for closes the listener and every connection, then exits.
 func blackholeMain() {
 	fs := flag.NewFlagSet("blackhole", flag.ExitOnError)
 	hold := fs.Duration("for", 0, "how long to keep connections open")
+	answer := fs.String("answer", "", "answer GET of this path with 200 {} at once (a run's credentials check)")
 	_ = fs.Parse(os.Args[1:])
 	if fs.NArg() != 2 || *hold <= 0 {
-		fmt.Fprintln(os.Stderr, "usage: blackhole -for DURATION URLFILE HITFILE")
+		fmt.Fprintln(os.Stderr, "usage: blackhole -for DURATION [-answer PATH] URLFILE HITFILE")
 		os.Exit(2)
 	}
-	if err := blackhole(*hold, fs.Arg(0), fs.Arg(1)); err != nil {
+	if err := blackhole(*hold, *answer, fs.Arg(0), fs.Arg(1)); err != nil {
 		fmt.Fprintln(os.Stderr, "blackhole:", err)
 		os.Exit(1)
 	}
 }
 
-func blackhole(hold time.Duration, urlFile, hitFile string) error {
+func blackhole(hold time.Duration, answer, urlFile, hitFile string) error {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -1004,34 +1008,22 @@ func blackhole(hold time.Duration, urlFile, hitFile string) error {
 	if err := os.WriteFile(urlFile, []byte("http://"+l.Addr().String()+"\n"), 0o644); err != nil {
 		return err
 	}
-	conns := make(chan net.Conn, 64)
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns <- c
-			go func() {
-				buf := make([]byte, 4096)
-				if n, _ := c.Read(buf); n > 0 {
-					_ = os.WriteFile(hitFile, buf[:n], 0o644)
-				}
-				_, _ = io.Copy(io.Discard, c)
-			}()
+	closed := make(chan struct{})
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if answer != "" && r.Method == http.MethodGet && r.URL.Path == answer {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte("{}"))
+			return
 		}
-	}()
+		_ = os.WriteFile(hitFile, []byte(r.Method+" "+r.URL.Path+"\n"), 0o644)
+		<-closed // never answer: Close drops the connection
+	})}
+	go func() { _ = srv.Serve(l) }()
 	time.Sleep(hold)
-	_ = l.Close()
-	for {
-		select {
-		case c := <-conns:
-			_ = c.Close()
-		default:
-			fmt.Println("blackhole closed")
-			return nil
-		}
-	}
+	_ = srv.Close()
+	close(closed)
+	fmt.Println("blackhole closed")
+	return nil
 }
 
 // slowproxyMain forwards requests to a real server after a delay: a slow provider.
@@ -1039,18 +1031,19 @@ func slowproxyMain() {
 	fs := flag.NewFlagSet("slowproxy", flag.ExitOnError)
 	delay := fs.Duration("delay", 0, "how long to hold each request before forwarding it")
 	until := fs.String("until", "", "stop once this file exists")
+	pass := fs.String("pass", "", "forward requests of this path at once (a run's credentials check)")
 	_ = fs.Parse(os.Args[1:])
 	if fs.NArg() != 3 || *delay <= 0 || *until == "" {
-		fmt.Fprintln(os.Stderr, "usage: slowproxy -delay D -until FILE TARGET URLFILE HITFILE")
+		fmt.Fprintln(os.Stderr, "usage: slowproxy -delay D -until FILE [-pass PATH] TARGET URLFILE HITFILE")
 		os.Exit(2)
 	}
-	if err := slowproxy(*delay, *until, fs.Arg(0), fs.Arg(1), fs.Arg(2)); err != nil {
+	if err := slowproxy(*delay, *until, *pass, fs.Arg(0), fs.Arg(1), fs.Arg(2)); err != nil {
 		fmt.Fprintln(os.Stderr, "slowproxy:", err)
 		os.Exit(1)
 	}
 }
 
-func slowproxy(delay time.Duration, until, target, urlFile, hitFile string) error {
+func slowproxy(delay time.Duration, until, pass, target, urlFile, hitFile string) error {
 	u, err := url.Parse(target)
 	if err != nil {
 		return err
@@ -1062,6 +1055,10 @@ func slowproxy(delay time.Duration, until, target, urlFile, hitFile string) erro
 	rp := httputil.NewSingleHostReverseProxy(u)
 	var hits sync.Mutex
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if pass != "" && r.URL.Path == pass {
+			rp.ServeHTTP(w, r)
+			return
+		}
 		hits.Lock()
 		f, err := os.OpenFile(hitFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err == nil {

@@ -33,6 +33,12 @@ type Provider interface {
 	// whose result was never recorded), an error wrapping resource.ErrNotFound when there is none, or one
 	// wrapping resource.ErrCannotLocate when Info().CanLocate is false.
 	Locate(ctx context.Context, req resource.CreateRequest) (physicalID string, err error)
+	// Preflight is called before a run changes anything (deploy, diff, destroy): it checks the
+	// provider's credentials by one cheap authenticated read (made once per Provider value: a later
+	// call may skip it) and req's planned resources by reads only, and returns what the provider would
+	// refuse. Rejected credentials are a *resource.CredentialsError. A provider without credentials or
+	// checks returns nothing.
+	Preflight(ctx context.Context, req resource.PreflightRequest) ([]resource.PreflightProblem, error)
 }
 
 // Registry maps provider names to providers. Each entry is either a provider or a lazy one: its Info is
@@ -109,6 +115,25 @@ func (r *Registry) Configure(names []string) error {
 		}
 	}
 	return nil
+}
+
+// Preflight builds each named provider and calls its Preflight with its resources (by provider name; a
+// name without resources checks the credentials only), one provider after another in the order given. It
+// returns every problem, or the first error.
+func (r *Registry) Preflight(ctx context.Context, names []string, resources map[string][]resource.PreflightResource) ([]resource.PreflightProblem, error) {
+	var problems []resource.PreflightProblem
+	for _, n := range names {
+		p, err := r.Provider(n)
+		if err != nil {
+			return nil, err
+		}
+		ps, err := p.Preflight(ctx, resource.PreflightRequest{Resources: resources[n]})
+		if err != nil {
+			return nil, err
+		}
+		problems = append(problems, ps...)
+	}
+	return problems, nil
 }
 
 // Names returns the registered provider names, sorted.

@@ -188,6 +188,15 @@ func (d Destroy) Run(ctx context.Context) (*engine.Result, error) {
 		}
 		covered = slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !sel.Covers(s) })
 	}
+	// Credentials first: a wrong token is reported before the question and before anything is recorded.
+	var called []string
+	for _, n := range covered {
+		called = append(called, providersOf([]*state.Stack{all[n]}, func(r *state.Resource) bool { return sel.Contains(n, r.LogicalID) })...)
+	}
+	sort.Strings(called)
+	if _, err := d.Providers.Preflight(ctx, slices.Compact(called), nil); err != nil {
+		return nil, err
+	}
 	if d.Confirm != nil {
 		var deletions []Deletion
 		for _, n := range covered {

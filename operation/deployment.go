@@ -343,7 +343,10 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, ds := Plan(r.Assembly, r.Graph, r.Selection, st, r.Providers)
+	plan, ds, err := CheckedPlan(ctx, r.Assembly, r.Graph, r.Selection, st, r.Providers)
+	if err != nil {
+		return nil, nil, err
+	}
 	if r.OnPlan != nil {
 		r.OnPlan(plan, ds)
 	}
@@ -456,7 +459,9 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 	plan := x.prior
 	if plan == nil || !sameVersions(plan.State, settled) || settledAny(st, settled) {
 		var ds diag.Diagnostics
-		plan, ds = Plan(x.assembly, x.graph, x.sel, settled, x.Providers)
+		if plan, ds, err = CheckedPlan(ctx, x.assembly, x.graph, x.sel, settled, x.Providers); err != nil {
+			return nil, nil, err
+		}
 		if x.onPlan != nil {
 			x.onPlan(plan, ds)
 		}

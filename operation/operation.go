@@ -207,6 +207,12 @@ func (e Env) notice(format string, args ...any) {
 // configure builds the providers that stacks' resources name, so that missing configuration is reported
 // before any provider call.
 func (e Env) configure(stacks []*state.Stack, only func(*state.Resource) bool) error {
+	return e.Providers.Configure(providersOf(stacks, only))
+}
+
+// providersOf returns the providers of stacks' resources (those only selects, nil: all) and of the older
+// objects replacements left, sorted.
+func providersOf(stacks []*state.Stack, only func(*state.Resource) bool) []string {
 	var names []string
 	for _, st := range stacks {
 		for _, r := range st.Resources {
@@ -219,7 +225,7 @@ func (e Env) configure(stacks []*state.Stack, only func(*state.Resource) bool) e
 		}
 	}
 	sort.Strings(names)
-	return e.Providers.Configure(slices.Compact(names))
+	return slices.Compact(names)
 }
 
 // Settle reads stacks' resources from their providers before a deploy, diff or destroy plans: with Full,
@@ -262,7 +268,7 @@ func (s Settle) Run(ctx context.Context) (map[string]*state.Stack, error) {
 		s.notice("Settling %d operation(s) left pending by an interrupted run, by reading the providers:", toRead)
 	}
 	only := func(r *state.Resource) bool { return s.Full || r.Pending != nil }
-	if err := s.configure(stacks, only); err != nil {
+	if err := s.checkCredentials(ctx, stacks, only); err != nil {
 		return nil, err
 	}
 	res, err := s.run(ctx, shownOf(stacks, only), func(opts engine.Options) (*engine.Result, error) {
@@ -322,7 +328,7 @@ func (r Refresh) Run(ctx context.Context) (*engine.Result, error) {
 			}
 			stacks = append(stacks, st)
 		}
-		if err := r.configure(stacks, nil); err != nil {
+		if err := r.checkCredentials(ctx, stacks, nil); err != nil {
 			return nil, err
 		}
 		return r.run(ctx, shownOf(stacks, nil), func(opts engine.Options) (*engine.Result, error) {

@@ -171,6 +171,11 @@ func Make(in Input) (*Plan, diag.Diagnostics) {
 			recorded = append(recorded, st)
 		}
 	}
+	if pr.ds.HasErrors() {
+		ds = append(ds, pr.ds...)
+		ds.Sort()
+		return nil, ds
+	}
 	rank(g)
 	p.Deletes, ds = deletes(stacks, recorded, sel)
 	return p, ds
@@ -308,6 +313,8 @@ type predictor struct {
 	slab    []Step                      // where step stores steps: one allocation for all of them
 	steps   map[string]map[string]*Step // by stack, by logical ID
 	replace map[string]bool             // keys forced to be replaced (--replace)
+	// ds are the errors of the schemas' CheckChange on updates.
+	ds diag.Diagnostics
 
 	// The last stack's steps and the last schema looked up: resources come stack by stack, and most of
 	// them share a few types.
@@ -366,9 +373,32 @@ func (pr *predictor) step(r *assembly.Resource, stack string, deps []string) *St
 		s.ForceReplace = true
 		s.Decision = ForceReplace(schema, s.Decision, r.Metadata)
 	}
+	if s.Op == OpUpdate && schema.CheckChange != nil {
+		pr.checkChange(s)
+	}
 	pr.stackSteps(stack)[r.LogicalID] = s
 	return s
 }
+
+// checkChange adds to pr.ds the errors of the schema's CheckChange on update s, at the resource's file
+// and JSON path, as validation reports them.
+func (pr *predictor) checkChange(s *Step) {
+	file := ""
+	if as := pr.stacks[s.Stack]; as != nil {
+		file = as.File
+	}
+	props := s.Resource.Path + ".properties"
+	for _, fe := range s.Schema.CheckChange(s.Old.Inputs, s.Inputs, isUnknown) {
+		at := props
+		if fe.Path != "" {
+			at = assembly.JoinPath(props, fe.Path)
+		}
+		pr.ds.Errorf(file, at, "%s", fe.Message)
+	}
+}
+
+// isUnknown is the resource.IsUnknownFunc of predicted inputs: a value known only at deploy.
+func isUnknown(v any) bool { return resource.ContainsUnknown(v) }
 
 // resolve returns a copy of v with each token replaced by its predicted value, or by resource.Unknown when
 // it cannot be predicted.

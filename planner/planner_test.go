@@ -220,3 +220,61 @@ func TestMakeReusesGraph(t *testing.T) {
 		t.Errorf("plans differ (-fresh +reused):\n%s", diff)
 	}
 }
+
+// TestPlanCheckChange: a schema's CheckChange sees the recorded and the predicted inputs of every in-place
+// update (and of nothing else), and its errors fail the plan at the template's file and JSON path.
+func TestPlanCheckChange(t *testing.T) {
+	t.Parallel()
+	grows := thing
+	grows.CheckChange = func(old, new resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
+		if unknown(new["ttl"]) {
+			return nil
+		}
+		o, _ := old["ttl"].(json.Number).Int64()
+		n, _ := new["ttl"].(json.Number).Int64()
+		if n < o {
+			return []resource.FieldError{{Path: "ttl", Message: "cannot shrink"}}
+		}
+		return nil
+	}
+	schemas := func(provider, typ string) (resource.Schema, bool, bool) { return grows, true, typ == grows.Type }
+	st := state.NewStack("S")
+	st.Version = 1
+	for id, ttl := range map[string]string{"Grow": "10", "Shrink": "10", "ReplaceShrink": "10", "Same": "10", "Unknown": "10"} {
+		st.Resources[id] = &state.Resource{LogicalID: id, Type: thing.Type, Provider: "fake", PhysicalID: "p-" + id,
+			Inputs: resource.Properties{"ttl": json.Number(ttl), "name": id}, Outputs: resource.Properties{"id": "p-" + id}}
+	}
+	for _, tc := range []struct {
+		name      string
+		resources []*assembly.Resource
+		want      []string // "file path: summary"
+	}{
+		{"grow, same, replace and unknown pass", []*assembly.Resource{
+			res("Grow", resource.Properties{"ttl": json.Number("20"), "name": "Grow"}),
+			res("Same", resource.Properties{"ttl": json.Number("10"), "name": "Same"}),
+			res("ReplaceShrink", resource.Properties{"ttl": json.Number("5"), "name": "renamed"}),
+			res("Unknown", resource.Properties{"ttl": ref("New", "value"), "name": "Unknown"}),
+			res("New", resource.Properties{"ttl": json.Number("1"), "name": "New"}),
+		}, nil},
+		{"a shrink in place fails", []*assembly.Resource{
+			res("Grow", resource.Properties{"ttl": json.Number("20"), "name": "Grow"}),
+			res("Shrink", resource.Properties{"ttl": json.Number("5"), "name": "Shrink"}),
+		}, []string{"S.json resources.Shrink.properties.ttl: cannot shrink"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			a := &assembly.Assembly{Stacks: []*assembly.Stack{{ID: "S", File: "S.json", Outputs: map[string]*assembly.Output{}, Resources: tc.resources}}}
+			p, ds := planner.Make(planner.Input{Assembly: a, Stacks: []string{"S"}, State: map[string]*state.Stack{"S": st}, Schemas: schemas})
+			var got []string
+			for _, d := range ds {
+				got = append(got, d.File+" "+d.Path+": "+d.Summary)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("diagnostics (-want +got):\n%s", diff)
+			}
+			if (p == nil) != (len(tc.want) > 0) {
+				t.Errorf("plan = %v, want a plan only without errors", p)
+			}
+		})
+	}
+}

@@ -108,3 +108,8 @@ func checkType(t string) error {
 func (*Provider) Locate(_ context.Context, req resource.CreateRequest) (string, error) {
 	return "", fmt.Errorf("%s %s: %w", req.Type, req.LogicalID, resource.ErrNotFound)
 }
+
+// Preflight has nothing to check: Cdkx::Core::Data needs no credentials and calls no API.
+func (*Provider) Preflight(context.Context, resource.PreflightRequest) ([]resource.PreflightProblem, error) {
+	return nil, nil
+}

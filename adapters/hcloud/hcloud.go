@@ -40,6 +40,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cdkx-dev/cdkx/adapters/transport"
@@ -88,6 +89,8 @@ type Config struct {
 type Provider struct {
 	c     *client
 	pacer *pacer
+	// credentialsOK is set once Preflight's read was answered: the token is checked once per Provider.
+	credentialsOK atomic.Bool
 }
 
 // NewFromEnv builds a Provider from HCLOUD_TOKEN, HCLOUD_ENDPOINT, HCLOUD_POLL_INTERVAL and

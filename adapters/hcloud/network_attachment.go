@@ -46,8 +46,9 @@ func init() {
 			Identity:            []string{"serverId", "networkId"},
 			Serialize:           []resource.SerialKey{{Group: "network", Property: "networkId"}, {Group: "server", Property: "serverId"}},
 			// Attaching needs a subnet in the server's zone; detaching comes before the subnets go.
-			After: []resource.After{{Type: TypeSubnet, Property: "networkId", OtherProperty: "networkId"}},
-			Check: checkNetworkAttachment,
+			After:      []resource.After{{Type: TypeSubnet, Property: "networkId", OtherProperty: "networkId"}},
+			Check:      checkNetworkAttachment,
+			CheckStack: checkNetworkAttachmentStack,
 		},
 		ids:    []string{"serverId", "networkId"},
 		create: (*Provider).createNetworkAttachment,

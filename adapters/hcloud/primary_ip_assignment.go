@@ -48,6 +48,7 @@ func init() {
 			DeleteBeforeReplace: true,
 			Identity:            []string{"assigneeId"},
 			Serialize:           []resource.SerialKey{{Group: "primary-ip", Property: "primaryIpId"}, {Group: "server", Property: "assigneeId"}},
+			CheckStack:          checkPrimaryIPAssignmentStack,
 		},
 		ids:    []string{"primaryIpId", "assigneeId"},
 		create: (*Provider).createPrimaryIPAssignment,

@@ -55,6 +55,7 @@ func init() {
 			Identity:            []string{"name"},
 			Serialize:           []resource.SerialKey{{Group: "volume"}},
 			Check:               checkVolume,
+			CheckChange:         checkVolumeChange,
 		},
 		create: (*Provider).createVolume,
 		read:   (*Provider).readVolume,
@@ -64,6 +65,18 @@ func init() {
 			return p.locateByName(ctx, "volumes", req.Properties)
 		},
 	})
+}
+
+// checkVolumeChange refuses, at plan time, an update that shrinks a volume: Hetzner only grows them, and
+// the update would fail at deploy after the changes planned before it were made.
+func checkVolumeChange(old, new resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
+	before, ok1 := intProp(old["size"])
+	after, ok2 := intProp(new["size"])
+	if !ok1 || !ok2 || unknownValue(unknown, new["size"]) || after >= before {
+		return nil
+	}
+	return []resource.FieldError{{Path: "size", Message: fmt.Sprintf("is %d GB, but the volume has %d GB and Hetzner volumes cannot shrink: "+
+		"set size to %d or more, or replace the volume (cdkx deploy --replace LOGICAL_ID), losing its data", after, before, before)}}
 }
 
 func checkVolume(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {

@@ -171,3 +171,28 @@ func TestVolumeCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestVolumeCheckChange: an update that shrinks a volume is refused at plan time, naming both sizes and
+// the fix; growing, keeping or not knowing the new size yet passes.
+func TestVolumeCheckChange(t *testing.T) {
+	t.Parallel()
+	check := typeSchema(t, hcloud.TypeVolume).CheckChange
+	if check == nil {
+		t.Fatal("Volume declares no CheckChange")
+	}
+	for _, tc := range []struct{ old, new, want string }{
+		{`{"size":20,"name":"v"}`, `{"size":30,"name":"v"}`, ""},
+		{`{"size":20,"name":"v"}`, `{"size":20,"name":"w"}`, ""},
+		{`{"size":20,"name":"v"}`, `{"size":{"ref":"X","attr":"size"},"name":"v"}`, ""},
+		{`{"size":20,"name":"v"}`, `{"size":10,"name":"v"}`, "size: is 10 GB, but the volume has 20 GB and Hetzner volumes cannot shrink: " +
+			"set size to 20 or more, or replace the volume (cdkx deploy --replace LOGICAL_ID), losing its data"},
+	} {
+		var got []string
+		for _, e := range check(adaptertest.Props(t, tc.old), adaptertest.Props(t, tc.new), adaptertest.IsToken) {
+			got = append(got, e.Path+": "+e.Message)
+		}
+		if g := strings.Join(got, "\n"); g != tc.want {
+			t.Errorf("CheckChange(%s, %s) = %q, want %q", tc.old, tc.new, g, tc.want)
+		}
+	}
+}

@@ -263,3 +263,16 @@ func (p *Provider) confirmNotFound(ctx context.Context) error {
 	}
 	return err
 }
+
+// Preflight checks the API key by one authenticated read, GET /api/v1/servers/{server} (once per
+// Provider: confirmNotFound remembers the answer): a 401 or 403 is a *resource.CredentialsError naming
+// PDNS_API_KEY, a 404 says to check PDNS_API_URL and PDNS_SERVER_ID. PowerDNS has nothing more to check
+// before a run.
+func (p *Provider) Preflight(ctx context.Context, _ resource.PreflightRequest) ([]resource.PreflightProblem, error) {
+	err := p.confirmNotFound(ctx)
+	var pe *resource.ProviderError
+	if errors.As(err, &pe) && (pe.Status == http.StatusUnauthorized || pe.Status == http.StatusForbidden) {
+		return nil, &resource.CredentialsError{Provider: Name, Variables: EnvAPIKey, Err: err}
+	}
+	return nil, err
+}

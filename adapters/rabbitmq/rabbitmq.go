@@ -646,3 +646,16 @@ func object(v map[string]any) map[string]any {
 	}
 	return v
 }
+
+// Preflight checks the credentials by one authenticated read, GET /api/whoami (once per Provider:
+// confirmNotFound remembers the answer): a 401 or 403 is a *resource.CredentialsError naming
+// RABBITMQ_USERNAME and RABBITMQ_PASSWORD, a 404 says to check RABBITMQ_API_URL. RabbitMQ has nothing
+// more to check before a run.
+func (p *Provider) Preflight(ctx context.Context, _ resource.PreflightRequest) ([]resource.PreflightProblem, error) {
+	err := p.confirmNotFound(ctx)
+	var pe *resource.ProviderError
+	if errors.As(err, &pe) && (pe.Status == http.StatusUnauthorized || pe.Status == http.StatusForbidden) {
+		return nil, &resource.CredentialsError{Provider: Name, Variables: EnvUsername + "/" + EnvPassword, Err: err}
+	}
+	return nil, err
+}

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +38,34 @@ func execute(t *testing.T, env map[string]string, args ...string) (stdout, stder
 	return out.String(), errOut.String(), cli.ExitCode(err)
 }
 
+// pdnsKey is the API key pdnsStandIn accepts.
+const pdnsKey = "test-key"
+
+// pdnsStandIn starts a stand-in for the PowerDNS API that answers the one read a diff or deploy makes
+// before anything else, the credentials check (GET /api/v1/servers/localhost): 200 with X-API-Key
+// pdnsKey, 401 without. It returns the environment that points cdkx at it with key, and counts every
+// request in calls.
+func pdnsStandIn(t *testing.T, key string) (env map[string]string, calls *[]string) {
+	t.Helper()
+	calls = new([]string)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		*calls = append(*calls, r.Method+" "+r.URL.Path)
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Header.Get("X-API-Key") != pdnsKey:
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"Unauthorized"}`))
+		case r.Method == http.MethodGet && r.URL.Path == "/api/v1/servers/localhost":
+			_, _ = w.Write([]byte(`{"id":"localhost","type":"Server","daemon_type":"authoritative"}`))
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":"Not Found"}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return map[string]string{"PDNS_API_URL": srv.URL, "PDNS_API_KEY": key}, calls
+}
+
 // examples is the absolute path of the shipped example assemblies.
 func examples(t *testing.T, name string) string {
 	t.Helper()
@@ -50,6 +80,7 @@ func examples(t *testing.T, name string) string {
 // succeeds (or fails for its own reason) and the folder stays empty — no .cdkx/state.db.
 func TestReadOnlyCommandsCreateNoState(t *testing.T) {
 	app := examples(t, "dns")
+	env, _ := pdnsStandIn(t, pdnsKey) // diff checks the credentials of the providers it would call
 	dir := t.TempDir()
 	t.Chdir(dir)
 	tests := []struct {
@@ -70,7 +101,7 @@ func TestReadOnlyCommandsCreateNoState(t *testing.T) {
 		{args: []string{"diff", "--app", app, "--json"}},
 	}
 	for _, tt := range tests {
-		_, stderr, code := execute(t, nil, tt.args...)
+		_, stderr, code := execute(t, env, tt.args...)
 		if code != tt.wantCode {
 			t.Errorf("cdkx %s: exit code %d, want %d; stderr:\n%s", strings.Join(tt.args, " "), code, tt.wantCode, stderr)
 		}
@@ -150,6 +181,7 @@ func TestExamplesRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(t.TempDir())
+	env, _ := pdnsStandIn(t, pdnsKey) // diff checks the credentials of the providers it would call
 	ran := 0
 	for _, c := range commands(newRoot(cli.New("dev"))) {
 		if !exampleRuns[c.CommandPath()] {
@@ -168,7 +200,7 @@ func TestExamplesRun(t *testing.T) {
 				args[i] = strings.Replace(a, "testdata/", testdata+"/", 1)
 			}
 			ran++
-			if _, stderr, code := execute(t, nil, args...); code != 0 {
+			if _, stderr, code := execute(t, env, args...); code != 0 {
 				t.Errorf("%s: exit code %d, want 0; stderr:\n%s", line, code, stderr)
 			}
 		}
@@ -227,5 +259,32 @@ func TestConfigWarnings(t *testing.T) {
 		if got := strings.Contains(stderr, warning); got != tc.warn {
 			t.Errorf("cdkx %s: warned %t, want %t; stderr:\n%s", strings.Join(tc.args, " "), got, tc.warn, stderr)
 		}
+	}
+}
+
+// TestWrongCredentials: with a PowerDNS API key the server refuses, diff and deploy (and deploy
+// --propose) exit 1 naming PDNS_API_KEY after the one read that checks it: no other request, nothing
+// recorded.
+func TestWrongCredentials(t *testing.T) {
+	app := examples(t, "dns")
+	t.Chdir(t.TempDir())
+	for _, args := range [][]string{
+		{"diff", "--app", app},
+		{"diff", "--app", app, "--json"},
+		{"deploy", "--app", app, "--yes"},
+		{"deploy", "--app", app, "--propose"},
+	} {
+		env, calls := pdnsStandIn(t, "wrong-key")
+		_, stderr, code := execute(t, env, args...)
+		if code != cli.ExitErr || !strings.Contains(stderr, "powerdns refused the credentials in PDNS_API_KEY") {
+			t.Errorf("cdkx %s with a wrong key: exit %d, want 1 and a message naming PDNS_API_KEY; stderr:\n%s", strings.Join(args, " "), code, stderr)
+		}
+		if diff := cmp.Diff([]string{"GET /api/v1/servers/localhost"}, *calls); diff != "" {
+			t.Errorf("cdkx %s with a wrong key: requests (-want +got):\n%s", strings.Join(args, " "), diff)
+		}
+	}
+	env, _ := pdnsStandIn(t, pdnsKey)
+	if out, stderr, code := execute(t, env, "deployments", "list", "--json"); code != 0 || strings.Contains(out, `"id"`) {
+		t.Errorf("deployments list after refused runs: exit %d, %s%s; want no deployment", code, out, stderr)
 	}
 }

@@ -22,6 +22,16 @@ type Provider struct {
 	UpdateFunc func(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error)
 	DeleteFunc func(ctx context.Context, req resource.DeleteRequest) error
 	LocateFunc func(ctx context.Context, req resource.CreateRequest) (string, error)
+	// PreflightFunc, when set, answers Preflight (nil: no problem).
+	PreflightFunc func(ctx context.Context, req resource.PreflightRequest) ([]resource.PreflightProblem, error)
+}
+
+// Preflight calls PreflightFunc; without one there is nothing to refuse.
+func (p *Provider) Preflight(ctx context.Context, req resource.PreflightRequest) ([]resource.PreflightProblem, error) {
+	if p.PreflightFunc == nil {
+		return nil, nil
+	}
+	return p.PreflightFunc(ctx, req)
 }
 
 // Info returns InfoValue.
@@ -223,6 +233,11 @@ func (c *Cloud) Locate(_ context.Context, req resource.CreateRequest) (string, e
 		}
 	}
 	return "", fmt.Errorf("key %v: %w", req.Properties["key"], resource.ErrNotFound)
+}
+
+// Preflight has nothing to check: a Cloud needs no credentials.
+func (c *Cloud) Preflight(context.Context, resource.PreflightRequest) ([]resource.PreflightProblem, error) {
+	return nil, nil
 }
 
 // Put stores an object as if created out of band (or by a call whose result was lost) and returns its ID.

@@ -1,6 +1,9 @@
 package resource
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // SchemaLookup finds the schema of a resource type served by a provider (its lower-case name, e.g.
 // "powerdns"). providerKnown is false when no adapter serves the provider; ok is false when the provider
@@ -105,3 +108,48 @@ type SerialKey struct {
 	Group    string
 	Property string
 }
+
+// PreflightRequest asks a provider, before a run changes anything, to check its credentials by one cheap
+// authenticated read and the planned resources against what exists at the provider, by reads only (e.g.
+// SSH keys named in a server but absent from the project).
+type PreflightRequest struct {
+	// Resources are the resources the plan creates, updates or replaces with this provider; none for a
+	// destroy or a refresh.
+	Resources []PreflightResource
+}
+
+// PreflightResource is one planned resource. Properties are its predicted inputs: tokens resolved where
+// known, Unknown elsewhere (values known only at deploy must be skipped).
+type PreflightResource struct {
+	Stack, LogicalID, Type string
+	Properties             Properties
+	// Creates is set when the step makes a new object (a create or a replacement); false for an update
+	// in place, which sends no create-only property.
+	Creates bool
+}
+
+// PreflightProblem is a property of a planned resource that the provider would refuse. Path is relative
+// to the resource's properties, as in FieldError.
+type PreflightProblem struct {
+	Stack, LogicalID string
+	FieldError
+}
+
+// CredentialsError is returned by a provider's Preflight when the API refused its credentials (401 or
+// 403): Variables names what the user sets them with, e.g. "HCLOUD_TOKEN".
+type CredentialsError struct {
+	Provider  string
+	Variables string
+	// Err is the API's answer.
+	Err error
+}
+
+// Error says which variables to correct and the API's answer, e.g. `hetzner refused the credentials in
+// HCLOUD_TOKEN; nothing was changed: correct HCLOUD_TOKEN and run again (hetzner: GET …: 401: …)`.
+func (e *CredentialsError) Error() string {
+	return fmt.Sprintf("%s refused the credentials in %s; nothing was changed: correct %s and run again (%v)",
+		e.Provider, e.Variables, e.Variables, e.Err)
+}
+
+// Unwrap returns the API's answer.
+func (e *CredentialsError) Unwrap() error { return e.Err }

@@ -76,6 +76,34 @@ type Schema struct {
 	// CheckReferences, when set, runs rules that need the resources the properties point at through
 	// tokens (e.g. a binding's queue must live in the binding's vhost), before any provider call.
 	CheckReferences func(props Properties, lookup TargetLookup) []FieldError
+	// CheckChange, when set, runs rules that need the recorded inputs as well as the new ones (e.g. "a
+	// volume cannot shrink"): the planner calls it for every in-place update, with old the inputs state
+	// records and new the predicted ones, and reports its errors like validation's, before any provider
+	// call. Values for which unknown returns true are known only at deploy and must be skipped.
+	CheckChange func(old, new Properties, unknown IsUnknownFunc) []FieldError
+	// CheckStack, when set, runs rules that need the other resources of the stack (e.g. "one primary IP of
+	// each type per server"): validation calls it with this resource's properties as written and a view of
+	// its stack, before any provider call.
+	CheckStack func(props Properties, stack StackView) []FieldError
+}
+
+// StackView is what a Schema.CheckStack sees of the resource's stack. Properties are as written in the
+// template (tokens unresolved).
+type StackView struct {
+	// Self is the checked resource's logical ID.
+	Self string
+	// Lookup resolves a token of the checked resource to the resource it points at (see TargetLookup);
+	// a {stackRef, outputKey} whose output is a {ref, attr} token resolves to that token's target in its
+	// own stack, whose properties hold tokens of that stack: do not resolve those with Lookup.
+	Lookup TargetLookup
+	// OfType returns the stack's resources of a type, the checked one included, in template order.
+	OfType func(resourceType string) []StackResource
+}
+
+// StackResource is one resource of a stack as a StackView shows it.
+type StackResource struct {
+	LogicalID  string
+	Properties Properties
 }
 
 // After orders an object after the objects of another type that hang off the same parent, without a

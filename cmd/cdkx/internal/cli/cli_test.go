@@ -17,6 +17,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deploy"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -34,6 +35,7 @@ func TestExitCode(t *testing.T) {
 		{engine.ErrInterrupted, 130},
 		{context.Canceled, 130},
 		{&cli.ExitError{Code: 2}, 2},
+		{fmt.Errorf("preflight: %w", &resource.CredentialsError{Provider: "hetzner", Variables: "HCLOUD_TOKEN", Err: errors.New("401")}), 1},
 	}
 	for _, tt := range tests {
 		if got := cli.ExitCode(tt.err); got != tt.want {

@@ -8,6 +8,7 @@ import (
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -55,6 +56,8 @@ func ExitCode(err error) int {
 		return ee.Code
 	case errors.As(err, &le), errors.As(err, new(*operation.QueueTimeoutError)):
 		return ExitLocked
+	case errors.As(err, new(*resource.CredentialsError)):
+		return ExitErr // a provider refused the credentials before anything was changed
 	case errors.As(err, new(*operation.AbortedError)):
 		return ExitInterrupted
 	case errors.Is(err, engine.ErrInterrupted), errors.Is(err, context.Canceled):

@@ -39,9 +39,11 @@ func NewCmdDiff(f *cli.Factory, runF func(context.Context, *Options) error) *cob
 		Short: "Show the changes a deploy would make",
 		Long: `Diff plans the selected stacks against recorded state and prints the plan: + create, ~ update
 in place (with the changed properties), -/+ replace (with the reason), - delete. Nothing is
-changed and no provider is called. Values that depend on resources not deployed yet print as
-(known after deploy). With --target/--exclude (see cdkx deploy --help) only the selected steps are
-shown and counted.
+changed: each provider the plan calls only checks its credentials by one read (a refused one exits
+1 naming its variable, e.g. HCLOUD_TOKEN), and what it would refuse (a Hetzner volume shrink, an
+SSH key absent from the project, …) exits 1 with the property and the fix. Values that depend on
+resources not deployed yet print as (known after deploy). With --target/--exclude (see cdkx
+deploy --help) only the selected steps are shown and counted.
 
 With --detailed-exitcode: exit 0 when there are no changes, 2 when there are, 1 on error.
 
@@ -110,7 +112,11 @@ func diffRun(ctx context.Context, opts *Options) error {
 	} else if n := pendingIn(st, stacks); n > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
 	}
-	plan, ds := operation.Plan(l.Assembly, l.Graph, opts.Selection(stacks), st, l.Registry)
+	// The providers the plan calls check their credentials and what they would refuse, by reads only.
+	plan, ds, err := operation.CheckedPlan(ctx, l.Assembly, l.Graph, opts.Selection(stacks), st, l.Registry)
+	if err != nil {
+		return project.RunError(f, cfg, err)
+	}
 	project.ShowPlanDiagnostics(f, cfg, plan, ds, "fix them and run diff again")
 	if plan == nil {
 		return &cli.ExitError{Code: cli.ExitErr}
