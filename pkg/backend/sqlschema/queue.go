@@ -17,7 +17,7 @@ import (
 const QueuedStatuses = `('PENDING', 'APPROVED', 'RUNNING')`
 
 // CheckCreate returns an error when ds cannot be created: a nil deployment, an empty ID or stack, an ID
-// given twice, or a status other than PROPOSED, PENDING or APPROVED. IDs already stored are the database's
+// given twice, a message state.CheckMessage refuses, or a status other than PROPOSED, PENDING or APPROVED. IDs already stored are the database's
 // to refuse.
 func CheckCreate(ds []*state.Deployment) error {
 	seen := make(map[string]bool, len(ds))
@@ -33,6 +33,9 @@ func CheckCreate(ds []*state.Deployment) error {
 			return fmt.Errorf("create deployments: id %s is given twice", d.ID)
 		}
 		seen[d.ID] = true
+		if err := state.CheckMessage(d.Message); err != nil {
+			return fmt.Errorf("create deployment %s: %w", d.ID, err)
+		}
 		switch d.Status {
 		case state.StatusProposed, state.StatusPending, state.StatusApproved:
 		default:
