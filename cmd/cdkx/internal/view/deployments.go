@@ -1,11 +1,13 @@
 package view
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
@@ -35,7 +37,7 @@ type RecordedJSON struct {
 
 // Recorded prints the deployments just recorded: one JSON object per line with asJSON, else one line each.
 func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment) error {
-	enc := json.NewEncoder(w)
+	enc := JSONEncoder(w)
 	for _, d := range ds {
 		c := countsOf(d.Plan)
 		if asJSON {
@@ -97,19 +99,23 @@ func DeploymentOf(d *state.Deployment) DeploymentJSON {
 		CdkxVersion: d.CdkxVersion, Runner: d.Runner, Error: d.Error}
 }
 
-// Deployments prints a list of deployments: a JSON array with asJSON, else a table.
-func Deployments(w io.Writer, asJSON bool, ds []state.Deployment) error {
+// minMessageWidth is the fewest cells `deployments list` gives a message, however narrow the terminal.
+const minMessageWidth = 24
+
+// Deployments prints a list of deployments: a JSON array with asJSON, else a table whose last column,
+// MESSAGE, is cut (with …) so that each line fits width cells, keeping at least minMessageWidth of it.
+// Every value is sanitized.
+func Deployments(w io.Writer, asJSON bool, ds []state.Deployment, width int) error {
 	if asJSON {
 		out := make([]DeploymentJSON, 0, len(ds))
 		for i := range ds {
 			out = append(out, DeploymentOf(&ds[i]))
 		}
-		enc := json.NewEncoder(w)
+		enc := JSONEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTACK\tKIND\tSTATUS\tCREATED\tDURATION\tPLAN\tVERSION\tBY")
+	rows := [][]string{{"ID", "STACK", "KIND", "STATUS", "CREATED", "DURATION", "PLAN", "VERSION", "BY", "MESSAGE"}}
 	for _, d := range ds {
 		dur := "-"
 		if !d.FinishedAt.IsZero() && !d.StartedAt.IsZero() {
@@ -119,16 +125,40 @@ func Deployments(w io.Writer, asJSON bool, ds []state.Deployment) error {
 		if d.Plan != nil {
 			plan = fmt.Sprintf("+%d ~%d ±%d -%d", d.Plan.Create, d.Plan.Update, d.Plan.Replace, d.Plan.Delete)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", d.ID, d.Stack, d.Kind, d.Status,
-			d.CreatedAt.UTC().Format(time.RFC3339), dur, plan, d.Version, d.CreatedBy)
+		rows = append(rows, []string{Sanitize(d.ID), Sanitize(d.Stack), Sanitize(string(d.Kind)), Sanitize(string(d.Status)),
+			d.CreatedAt.UTC().Format(time.RFC3339), dur, plan, fmt.Sprint(d.Version), Sanitize(d.CreatedBy), Sanitize(d.Message)})
 	}
-	return tw.Flush()
+	last := len(rows[0]) - 1
+	widths := make([]int, last)
+	for _, r := range rows {
+		for i, c := range r[:last] {
+			widths[i] = max(widths[i], ansi.StringWidth(c))
+		}
+	}
+	prefix := 0
+	for _, n := range widths {
+		prefix += n + 2
+	}
+	room := max(width-prefix, minMessageWidth)
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r[:last] {
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
+		}
+		b.WriteString(ansi.Truncate(r[last], room, "…"))
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Deployment prints one deployment and its events: JSON with asJSON, else a readable block.
 func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Event) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := JSONEncoder(w)
 		enc.SetIndent("", "  ")
 		if events == nil {
 			events = []state.Event{}
@@ -136,9 +166,9 @@ func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Ev
 		return enc.Encode(ShowJSON{DeploymentJSON: DeploymentOf(d), Events: events})
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k, v string) {
+	row := func(k, v string) { // every value from the record is sanitized: none forges a row or moves the cursor
 		if v != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s:\t%s\n", k, Sanitize(v))
 		}
 	}
 	ts := func(t time.Time) string {

@@ -658,7 +658,7 @@ type JSONLines struct {
 }
 
 // NewJSONLines returns a renderer writing to w.
-func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{enc: json.NewEncoder(w)} }
+func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{enc: JSONEncoder(w)} }
 
 type jsonEvent struct {
 	Kind string `json:"kind"`
