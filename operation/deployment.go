@@ -168,9 +168,15 @@ type Record struct {
 	Confirm func(*planner.Plan) (bool, error)
 }
 
-// Run returns the recorded deployments (in Stacks order) and the plan. Errors: *PlanError, ErrNoPassphrase
-// (wrapped), ErrCancelled (wrapped), Confirm's error, or a state error.
+// Run returns the recorded deployments (in Stacks order) and the plan. A deploy records none for a stack
+// the plan leaves unchanged (planner.Plan.StackChanges; with Refresh, every stack is recorded: reading
+// the providers may find drift to correct): Run then returns fewer deployments than Stacks, none when no
+// stack changes. Errors: a message state.CheckMessage refuses, *PlanError, ErrNoPassphrase (wrapped),
+// ErrCancelled (wrapped), Confirm's error, or a state error.
 func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, error) {
+	if err := state.CheckMessage(r.Message); err != nil {
+		return nil, nil, fmt.Errorf("--message: %w; nothing was recorded", err)
+	}
 	st, err := LoadState(ctx, r.Backend, r.Assembly, r.Stacks)
 	if err != nil {
 		return nil, nil, err
@@ -181,6 +187,13 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 	}
 	if plan == nil {
 		return nil, nil, &PlanError{Diagnostics: ds}
+	}
+	stacks := r.Stacks
+	if r.Kind == state.KindDeploy && !r.Refresh {
+		stacks = Changed(plan, r.Stacks)
+		if len(stacks) == 0 {
+			return nil, plan, nil
+		}
 	}
 	if err := confirmPlan(r.Confirm, plan); err != nil {
 		return nil, plan, err
@@ -202,7 +215,7 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 	recs := PlanRecords(plan)
 	now := r.now().UTC()
 	var out []*state.Deployment
-	for _, name := range r.Stacks {
+	for _, name := range stacks {
 		out = append(out, &state.Deployment{ID: uuid.NewString(), Stack: name, Kind: r.Kind, Status: r.Status,
 			Message: r.Message, CreatedBy: r.CreatedBy, CdkxVersion: r.Version, Snapshot: data, SnapshotHash: hash,
 			Plan: recs[name], StateVersion: st[name].Version, Version: st[name].Version, CreatedAt: now})
@@ -214,6 +227,11 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 		d.Snapshot = nil
 	}
 	return out, plan, nil
+}
+
+// Changed returns the stacks of names that plan changes (planner.Plan.StackChanges), in order.
+func Changed(plan *planner.Plan, names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !plan.StackChanges(n) })
 }
 
 // confirmPlan asks confirm, when set, whether to run plan: a "no" is ErrCancelled, wrapped.

@@ -467,7 +467,7 @@ deployed.`,
 				if err != nil {
 					return err
 				}
-				return view.Recorded(f.IO.Out, s.cfg.JSON, rec)
+				return view.Recorded(f.IO.Out, s.cfg.JSON, rec, nil)
 			})
 		},
 	}

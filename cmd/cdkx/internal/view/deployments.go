@@ -35,8 +35,16 @@ type RecordedJSON struct {
 	Plan   PlanCounts             `json:"plan"`
 }
 
-// Recorded prints the deployments just recorded: one JSON object per line with asJSON, else one line each.
-func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment) error {
+// UnchangedJSON is what deploy --propose and --no-wait print with --json for a stack the plan leaves
+// unchanged, for which no deployment was recorded: {"stack": "Db", "noChanges": true}.
+type UnchangedJSON struct {
+	Stack     string `json:"stack"`
+	NoChanges bool   `json:"noChanges"`
+}
+
+// Recorded prints the deployments just recorded, then the stacks left unchanged (no deployment): one
+// JSON object per line with asJSON, else one line each ("Stack X: no changes").
+func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment, unchanged []string) error {
 	enc := JSONEncoder(w)
 	for _, d := range ds {
 		c := countsOf(d.Plan)
@@ -47,7 +55,16 @@ func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment) error {
 			continue
 		}
 		fmt.Fprintf(w, "%s %s of stack %s: %d to create, %d to update, %d to replace, %d to delete\n",
-			d.Status, d.ID, d.Stack, c.Create, c.Update, c.Replace, c.Delete)
+			d.Status, Sanitize(d.ID), Sanitize(d.Stack), c.Create, c.Update, c.Replace, c.Delete)
+	}
+	for _, s := range unchanged {
+		if asJSON {
+			if err := enc.Encode(UnchangedJSON{Stack: s, NoChanges: true}); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(w, "Stack %s: no changes\n", Sanitize(s))
 	}
 	return nil
 }

@@ -1,0 +1,146 @@
+package operation_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/engine/enginetest"
+	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// writeTwoStacks writes an assembly of two independent stacks, S and T, with one resource each (values s
+// and t, keys kS and kT) and returns it loaded and validated.
+func writeTwoStacks(t *testing.T, fx *fixture, s, tv string) loaded {
+	t.Helper()
+	dir := t.TempDir()
+	res := func(stack, v string) string {
+		return fmt.Sprintf(`{"resources": {"R": {"type": %q, "provider": "fake", "properties": {"key": "k%s", "value": %q}}}}`, enginetest.CloudType, stack, v)
+	}
+	files := map[string]string{
+		"manifest.json": `{"version": "1.0.0", "artifacts": {"S": {"type": "cdkx:stack", "properties": {"templateFile": "S.json"}},
+			"T": {"type": "cdkx:stack", "properties": {"templateFile": "T.json"}}}}`,
+		"S.json": res("S", s),
+		"T.json": res("T", tv),
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, read, ds := assembly.LoadWithFiles(dir)
+	if a == nil {
+		t.Fatalf("LoadWithFiles() = %v", ds)
+	}
+	a, _, ds = operation.Validate(a, ds, fx.env.Providers)
+	if a == nil {
+		t.Fatalf("Validate() = %v", ds)
+	}
+	return loaded{a, read}
+}
+
+// stacksOf lists the stacks of ds.
+func stacksOf(ds []*state.Deployment) []string {
+	out := []string{}
+	for _, d := range ds {
+		out = append(out, d.Stack)
+	}
+	return out
+}
+
+// TestNoDeploymentForUnchangedStacks: after S and T are deployed, a proposal, a --no-wait queueing and a
+// deploy record a deployment only for the stack the plan changes, none when nothing changes; a deploy
+// runs only the changed stack.
+func TestNoDeploymentForUnchangedStacks(t *testing.T) {
+	ctx := context.Background()
+	both := operation.Selection{Stacks: []string{"S", "T"}}
+	tests := []struct {
+		name   string
+		s, t   string
+		status state.DeploymentStatus
+		want   []string
+	}{
+		{"propose, nothing changed", "a", "a", state.StatusProposed, []string{}},
+		{"propose, T changed", "a", "b", state.StatusProposed, []string{"T"}},
+		{"propose, both changed", "b", "b", state.StatusProposed, []string{"S", "T"}},
+		{"no-wait, nothing changed", "a", "a", state.StatusPending, []string{}},
+		{"no-wait, S changed", "b", "a", state.StatusPending, []string{"S"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fx := newFixture(t, 0)
+			first := writeTwoStacks(t, fx, "a", "a")
+			if _, _, err := (operation.Deploy{Env: fx.env, Assembly: first.Assembly, Selection: both}).Run(ctx); err != nil {
+				t.Fatal(err)
+			}
+			next := writeTwoStacks(t, fx, tt.s, tt.t)
+			ds, plan, err := operation.Record{Env: fx.env, Assembly: next.Assembly, Files: next.files, Selection: both,
+				Status: tt.status, Kind: state.KindDeploy, RunHere: true}.Run(ctx)
+			if err != nil || plan == nil {
+				t.Fatalf("Record() = %v, %v", plan, err)
+			}
+			if diff := cmp.Diff(tt.want, stacksOf(ds)); diff != "" {
+				t.Errorf("recorded deployments' stacks (-want +got):\n%s", diff)
+			}
+			all, err := fx.env.Backend.ListDeployments(ctx, state.DeploymentFilter{Statuses: []state.DeploymentStatus{tt.status}})
+			if err != nil || len(all) != len(tt.want) {
+				t.Errorf("ListDeployments(%s) = %d deployments, %v; want %d", tt.status, len(all), err, len(tt.want))
+			}
+		})
+	}
+
+	t.Run("deploy", func(t *testing.T) {
+		fx := newFixture(t, 0)
+		if _, _, err := (operation.Deploy{Env: fx.env, Assembly: writeTwoStacks(t, fx, "a", "a").Assembly, Selection: both}).Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		count := func() int {
+			all, err := fx.env.Backend.ListDeployments(ctx, state.DeploymentFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(all)
+		}
+		before := count()
+		res, plan, err := operation.Deploy{Env: fx.env, Assembly: writeTwoStacks(t, fx, "a", "a").Assembly, Selection: both}.Run(ctx)
+		if err != nil || res != nil || plan == nil {
+			t.Fatalf("Deploy(nothing changed) = %v, %v, %v; want no result, the plan and no error", res, plan, err)
+		}
+		if n := count(); n != before {
+			t.Errorf("Deploy(nothing changed) recorded %d deployment(s), want none", n-before)
+		}
+		res, plan, err = operation.Deploy{Env: fx.env, Assembly: writeTwoStacks(t, fx, "a", "c").Assembly, Selection: both}.Run(ctx)
+		if err != nil || res == nil {
+			t.Fatalf("Deploy(T changed) = %v, %v", res, err)
+		}
+		if got := slices.Sorted(maps.Keys(res.Deployments)); !slices.Equal(got, []string{"T"}) {
+			t.Errorf("Deploy(T changed) ran deployments of %v, want [T]", got)
+		}
+		if !slices.Equal(plan.Stacks, []string{"S", "T"}) {
+			t.Errorf("Deploy(T changed) returned a plan of %v, want the whole selection [S T]", plan.Stacks)
+		}
+		if n := count(); n != before+1 {
+			t.Errorf("Deploy(T changed) recorded %d deployment(s), want 1", n-before)
+		}
+		if diff := cmp.Diff(map[string]string{"kS": "a", "kT": "c"}, keyed(fx)); diff != "" {
+			t.Errorf("objects (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// keyed returns the fake cloud's objects' values by key.
+func keyed(fx *fixture) map[string]string {
+	out := map[string]string{}
+	for _, p := range fx.cloud.Objects() {
+		out[fmt.Sprint(p["key"])] = fmt.Sprint(p["value"])
+	}
+	return out
+}
