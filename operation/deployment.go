@@ -447,7 +447,7 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 	}
 	a, g, ds := LoadSnapshot(d.ID, files, r.Providers)
 	if a == nil {
-		return refuse(fmt.Errorf("the snapshot of deployment %s does not validate with this cdkx (%s): %w", d.ID, r.Version, &PlanError{Diagnostics: ds}))
+		return refuse(&SnapshotInvalidError{ID: d.ID, Version: r.Version, Diagnostics: ds})
 	}
 	stacks := []string{d.Stack}
 	if a.Stack(d.Stack) == nil {
@@ -540,7 +540,7 @@ func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, messa
 	}
 	a, g, ds := LoadSnapshot(d.ID, files, e.Providers)
 	if a == nil {
-		return nil, fmt.Errorf("the snapshot of deployment %s does not validate with this cdkx: %w", d.ID, &PlanError{Diagnostics: ds})
+		return nil, &SnapshotInvalidError{ID: d.ID, Version: e.Version, Diagnostics: ds}
 	}
 	sel := Selection{Stacks: []string{d.Stack}, Targets: snap.Options.Targets, Excludes: snap.Options.Excludes, Replace: snap.Options.Replace}
 	st, err := LoadState(ctx, e.Backend, a, sel.Stacks)

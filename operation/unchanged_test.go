@@ -2,16 +2,20 @@ package operation_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/engine/enginetest"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -143,4 +147,34 @@ func keyed(fx *fixture) map[string]string {
 		out[fmt.Sprint(p["key"])] = fmt.Sprint(p["value"])
 	}
 	return out
+}
+
+// TestRunInvalidSnapshotSaysWhy: a deployment whose snapshot no longer validates (here: no provider for
+// its resource type) is refused with an error that lists the diagnostics, and an agent's claim of it is
+// recorded FAILED with that error.
+func TestRunInvalidSnapshotSaysWhy(t *testing.T) {
+	ctx := context.Background()
+	fx := newFixture(t, 0)
+	d := approve(t, fx, record(t, fx, writeAssembly(t, fx, 1, "a", ""), state.StatusProposed, ""))
+	env := fx.env
+	env.Providers = engine.NewRegistry() // this cdkx knows no provider of the snapshot's type
+	_, _, err := operation.RunDeployment{Env: env, Deployment: d}.Run(ctx)
+	var se *operation.SnapshotInvalidError
+	if !errors.As(err, &se) || se.ID != d.ID {
+		t.Fatalf("RunDeployment() = %v, want a *SnapshotInvalidError of %s", err, d.ID)
+	}
+	if !strings.Contains(err.Error(), "does not validate") || !strings.Contains(err.Error(), enginetest.CloudType) {
+		t.Errorf("RunDeployment() = %q, want it to say that the snapshot does not validate and why (%s)", err, enginetest.CloudType)
+	}
+	claimed, err := env.Backend.ClaimNext(ctx, nil, "agent", time.Now())
+	if err != nil || claimed == nil {
+		t.Fatalf("ClaimNext() = %v, %v", claimed, err)
+	}
+	if _, _, err := (operation.RunDeployment{Env: env, Deployment: claimed, Claimed: true}).Run(ctx); !errors.As(err, &se) {
+		t.Fatalf("RunDeployment(claimed) = %v, want a *SnapshotInvalidError", err)
+	}
+	got, err := env.Backend.GetDeployment(ctx, d.ID)
+	if err != nil || got.Status != state.StatusFailed || !strings.Contains(got.Error, enginetest.CloudType) {
+		t.Errorf("after the claimed run: %s %q, %v; want FAILED saying why", got.Status, got.Error, err)
+	}
 }
