@@ -507,10 +507,15 @@ type Agent struct {
 	OnPlan     func(*planner.Plan, diag.Diagnostics)
 }
 
-// Step claims the next deployment and runs it. It returns the deployment as it ended, the engine's result
+// Step claims the next deployment and runs it; first, the RUNNING deployments of its stacks whose runner
+// was a process of this machine that is gone (a killed agent or deploy) are recorded ABORTED at once, as
+// deployments run does, instead of holding their queue until their heartbeat is state.DeadAfter old. It returns the deployment as it ended, the engine's result
 // (nil when the run stopped before the engine) and the run's error; ErrNoDeployment when no queue holds a
 // deployment for an agent.
 func (a Agent) Step(ctx context.Context) (*state.Deployment, *engine.Result, error) {
+	if err := a.abortDeadRunners(ctx, a.Stacks); err != nil {
+		return nil, nil, err
+	}
 	d, err := a.Backend.ClaimNext(ctx, a.Stacks, a.runner(), a.now().UTC())
 	if err != nil {
 		return nil, nil, err

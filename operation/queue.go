@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -265,6 +266,21 @@ func (e Env) runner() string {
 }
 
 var runnerPattern = regexp.MustCompile(` pid (\d+) on (\S+)$`)
+
+// abortDeadRunners applies abortDeadRunner to the RUNNING deployments of stacks (of every stack when
+// empty).
+func (e Env) abortDeadRunners(ctx context.Context, stacks []string) error {
+	running, err := e.Backend.ListDeployments(ctx, state.DeploymentFilter{Statuses: []state.DeploymentStatus{state.StatusRunning}})
+	if err != nil {
+		return err
+	}
+	for _, d := range running {
+		if len(stacks) == 0 || slices.Contains(stacks, d.Stack) {
+			e.abortDeadRunner(ctx, d)
+		}
+	}
+	return nil
+}
 
 // abortDeadRunner records d ABORTED when it is RUNNING for a process of this machine that no longer
 // exists (killed: it will never heartbeat again), instead of waiting state.DeadAfter for the queue to see

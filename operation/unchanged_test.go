@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -176,5 +177,58 @@ func TestRunInvalidSnapshotSaysWhy(t *testing.T) {
 	got, err := env.Backend.GetDeployment(ctx, d.ID)
 	if err != nil || got.Status != state.StatusFailed || !strings.Contains(got.Error, enginetest.CloudType) {
 		t.Errorf("after the claimed run: %s %q, %v; want FAILED saying why", got.Status, got.Error, err)
+	}
+}
+
+// TestAgentAbortsDeadRunnerAtOnce: a deployment RUNNING for a process of this machine that is gone (a
+// killed agent) is recorded ABORTED by the next agent's step, which then runs the deployment queued
+// behind it, without waiting state.DeadAfter for its heartbeat to age; a runner of another machine is
+// judged by its heartbeat alone.
+func TestAgentAbortsDeadRunnerAtOnce(t *testing.T) {
+	if engine.MachineID() == "" {
+		t.Skip("this system does not identify itself (/proc)")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	gone := cmd.Process.Pid
+	tests := []struct {
+		name    string
+		runner  string
+		aborted bool
+	}{
+		{"this machine, process gone", fmt.Sprintf("t@h pid %d on %s", gone, engine.MachineID()), true},
+		{"this machine, process alive", fmt.Sprintf("t@h pid %d on %s", os.Getpid(), engine.MachineID()), false},
+		{"another machine", fmt.Sprintf("t@h pid %d on another-boot/pid:[1]", gone), false},
+		{"no machine", "alice", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			fx := newFixture(t, 0)
+			first := approve(t, fx, record(t, fx, writeAssembly(t, fx, 1, "a", ""), state.StatusProposed, ""))
+			second := approve(t, fx, record(t, fx, writeAssembly(t, fx, 1, "b", ""), state.StatusProposed, ""))
+			if err := fx.env.Backend.ClaimDeployments(ctx, []string{first.ID}, tt.runner, time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			d, _, err := operation.Agent{Env: fx.env}.Step(ctx)
+			got, gerr := fx.env.Backend.GetDeployment(ctx, first.ID)
+			if gerr != nil {
+				t.Fatal(gerr)
+			}
+			if !tt.aborted {
+				if !errors.Is(err, operation.ErrNoDeployment) || got.Status != state.StatusRunning {
+					t.Errorf("Agent.Step() = %v, %v; first %s; want ErrNoDeployment and first still RUNNING", d, err, got.Status)
+				}
+				return
+			}
+			if err != nil || d == nil || d.ID != second.ID || d.Status != state.StatusCompleted {
+				t.Fatalf("Agent.Step() = %+v, %v; want %s run to COMPLETED", d, err, second.ID)
+			}
+			if got.Status != state.StatusAborted || !strings.Contains(got.Error, "is gone") {
+				t.Errorf("the dead runner's deployment: %s %q; want ABORTED saying its process is gone", got.Status, got.Error)
+			}
+		})
 	}
 }
