@@ -45,16 +45,25 @@ type AbortedError struct {
 
 // Error names the deployment and who aborted it.
 func (e *AbortedError) Error() string {
-	by := e.By
-	if by == "" {
-		by = "someone"
+	return fmt.Sprintf("deployment %s was aborted by %s: running steps finished and were recorded; nothing was rolled back", e.ID, e.who())
+}
+
+// who is By, or "someone" when the record does not say.
+func (e *AbortedError) who() string {
+	if e.By == "" {
+		return "someone"
 	}
-	return fmt.Sprintf("deployment %s was aborted by %s: running steps finished and were recorded; nothing was rolled back", e.ID, by)
+	return e.By
 }
 
 // session is this process attached to stored deployments: heartbeats every state.HeartbeatEvery while
-// it waits for their turn and while it runs them, and ctx is cancelled (cause *AbortedError) when
-// someone aborts one of them.
+// it waits for their turn and while it runs them, and sees when someone aborts one of them (it then
+// prints "Deployment ID aborted by WHO" through Env.Notice, once). An abort ends only the deployment it
+// names when the run can stop one stack alone (perStack: a deploy, engine.Options.StackAborted): its
+// stack starts no new step, the stacks that wait for it never start, the others run on. Otherwise —
+// while waiting for the queue, before the engine, in a destroy, refresh or import, or once every
+// deployment of the session is aborted — ctx is cancelled (cause *AbortedError), which stops the whole
+// run as Ctrl-C does.
 type session struct {
 	env    Env
 	ds     []*state.Deployment
@@ -65,13 +74,17 @@ type session struct {
 
 	mu       sync.Mutex
 	snapshot map[string]state.Deployment // the records as the last heartbeat returned them
+	// abortedBy holds the abort of each deployment someone aborted, by ID.
+	abortedBy map[string]*AbortedError
+	// perStack is set while the engine runs and can stop one stack alone (setPerStack).
+	perStack bool
 }
 
 // attach starts heartbeating ds (stored, PENDING or APPROVED, or RUNNING when claimed by the caller).
 func (e Env) attach(ctx context.Context, ds []*state.Deployment) *session {
 	sctx, cancel := context.WithCancelCause(ctx)
 	s := &session{env: e, ds: ds, ctx: sctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}),
-		snapshot: map[string]state.Deployment{}}
+		snapshot: map[string]state.Deployment{}, abortedBy: map[string]*AbortedError{}}
 	s.beat()
 	go func() {
 		defer close(s.done)
@@ -97,7 +110,7 @@ func (s *session) ids() []string {
 	return ids
 }
 
-// beat renews the heartbeats and cancels the session when one of its deployments was aborted.
+// beat renews the heartbeats and notes the deployments someone aborted (see session).
 func (s *session) beat() {
 	got, err := s.env.Backend.HeartbeatDeployments(context.WithoutCancel(s.ctx), s.ids(), s.env.now().UTC())
 	if err != nil {
@@ -107,19 +120,71 @@ func (s *session) beat() {
 	defer s.mu.Unlock()
 	for _, d := range got {
 		s.snapshot[d.ID] = d
-		if d.Status == state.StatusAborted || (d.Status == state.StatusRunning && d.AbortedBy != "") {
-			s.cancel(&AbortedError{ID: d.ID, By: d.AbortedBy})
+		if s.abortedBy[d.ID] == nil && (d.Status == state.StatusAborted || d.Status == state.StatusRunning && d.AbortedBy != "") {
+			s.abortedBy[d.ID] = &AbortedError{ID: d.ID, By: d.AbortedBy}
+			s.env.notice("Deployment %s aborted by %s", d.ID, s.abortedBy[d.ID].who())
 		}
+	}
+	s.cancelIfAborted()
+}
+
+// cancelIfAborted cancels the session's context (cause: the first abort) when an abort cannot be left to
+// the engine: the engine is not running the session per stack, or every deployment is aborted. The
+// caller holds mu.
+func (s *session) cancelIfAborted() {
+	var first *AbortedError
+	for _, d := range s.ds {
+		if ae := s.abortedBy[d.ID]; ae != nil && first == nil {
+			first = ae
+		}
+	}
+	if first != nil && (!s.perStack || len(s.abortedBy) == len(s.ds)) {
+		s.cancel(first)
 	}
 }
 
-// aborted returns the abort that cancelled the session, or nil.
+// setPerStack says whether the engine now runs the session's deployments stack by stack (an abort of one
+// then stops only its stack): set while engine.Deploy runs.
+func (s *session) setPerStack(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.perStack = on
+	s.cancelIfAborted()
+}
+
+// abortOf returns the abort of the deployment of stack, or nil.
+func (s *session) abortOf(stack string) *AbortedError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.ds {
+		if d.Stack == stack {
+			return s.abortedBy[d.ID]
+		}
+	}
+	return nil
+}
+
+// aborted returns the abort that cancelled the session or, when none did, the first abort of one of its
+// deployments (in the session's order); nil when none was aborted.
 func (s *session) aborted() *AbortedError {
 	var ae *AbortedError
 	if errors.As(context.Cause(s.ctx), &ae) {
 		return ae
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.ds {
+		if ae := s.abortedBy[d.ID]; ae != nil {
+			return ae
+		}
+	}
 	return nil
+}
+
+// cancelled reports whether the session's context was cancelled by an abort (the whole run stopped).
+func (s *session) cancelled() bool {
+	var ae *AbortedError
+	return errors.As(context.Cause(s.ctx), &ae)
 }
 
 // enter attaches to ds (stored, PENDING or APPROVED) and waits for their turn (claim; own says whether
@@ -225,7 +290,7 @@ func (s *session) abandon(own bool, why string) {
 
 // finish records the outcome of each RUNNING deployment of the session: outcome gives it for those the
 // engine ran; the others (the run stopped before the engine: a plan error, a stale proposal) end FAILED
-// with runErr, or ABORTED when the session was aborted or interrupted.
+// with runErr, or ABORTED when they or the session were aborted or interrupted.
 func (s *session) finish(outcome map[string]*state.Deployment, runErr error) error {
 	now := s.env.now().UTC()
 	var first error
@@ -234,17 +299,22 @@ func (s *session) finish(outcome map[string]*state.Deployment, runErr error) err
 		if runErr != nil {
 			msg = runErr.Error()
 		}
+		s.mu.Lock()
+		own := s.abortedBy[d.ID]
+		s.mu.Unlock()
 		if o := outcome[d.Stack]; o != nil && o.Status.Terminal() {
 			status, version, msg = o.Status, o.Version, o.Error
-		} else if ae := s.aborted(); ae != nil {
-			status, msg = state.StatusAborted, ae.Error()
+		} else if own != nil {
+			status, msg = state.StatusAborted, own.Error()
+		} else if ae := s.aborted(); ae != nil && s.cancelled() {
+			status, msg = state.StatusAborted, fmt.Sprintf("not run: %s, of the same run, was aborted by %s", ae.ID, ae.who())
 		} else if s.ctx.Err() != nil || errors.Is(runErr, context.Canceled) {
 			status, msg = state.StatusAborted, "interrupted before any provider call"
 		} else if runErr == nil {
 			status = state.StatusCompleted
 		}
-		if ae := s.aborted(); ae != nil && status == state.StatusAborted {
-			msg = ae.Error()
+		if own != nil && status == state.StatusAborted {
+			msg = own.Error()
 		}
 		d.Status, d.FinishedAt, d.Version, d.Error = status, now, version, msg
 		if err := s.env.Backend.FinishDeployment(context.WithoutCancel(s.ctx), d.ID, status, now, version, msg); err != nil && first == nil {

@@ -3,6 +3,7 @@ package deploy
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -149,9 +150,10 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 		},
 		Confirm: project.ApprovePlan(ctx, f, cfg)}
 	res, plan, err := d.Run(ctx)
-	if err != nil {
+	if err != nil && (res == nil || !errors.As(err, new(*operation.AbortedError))) {
 		return project.RunError(f, cfg, err)
 	}
+	// A deployment aborted while the run went on: its notice was printed; the summary says what ran.
 	outputs := project.Outputs(res, plan)
 	var ran []*state.Deployment
 	if res != nil {

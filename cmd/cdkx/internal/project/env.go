@@ -27,7 +27,13 @@ func Env(f *cli.Factory, cfg *cli.Config, b state.Backend, reg *engine.Registry)
 		NewView: func(stacks, types, ids []string) operation.View { return Events(f, cfg, stacks, types, ids) },
 	}
 	if !cfg.JSON {
-		env.Notice = func(line string) { fmt.Fprintln(f.IO.ErrOut, line) }
+		env.Notice = func(text string) { // it may name records (an abort's author): sanitized, line by line
+			lines := strings.Split(text, "\n")
+			for i, l := range lines {
+				lines[i] = view.Sanitize(l)
+			}
+			fmt.Fprintln(f.IO.ErrOut, strings.Join(lines, "\n"))
+		}
 		env.OnInterrupt = func(inFlight int64) {
 			fmt.Fprintf(f.IO.ErrOut, "\nInterrupt received: no new step starts; %d provider call(s) in flight finish and are recorded. Press Ctrl-C again to quit at once (pending operations stay in state).\n", inFlight)
 		}
