@@ -316,7 +316,10 @@ func newCmdAbort(f *cli.Factory) *cobra.Command {
 		Long: `Abort ends PENDING and APPROVED deployments at once (ABORTED). A RUNNING deployment is asked to
 stop: its process starts no new step within a second, lets the provider calls in flight finish and
 records them, then records it ABORTED and exits 130. ABORTED is not undo: what ran stays; the next
-deploy converges.`,
+deploy converges. A deploy of several stacks runs one deployment per stack: aborting one of them
+while it runs ends only that one and the stacks that wait for its outputs (ABORTED, not started);
+the independent stacks run on. One aborted while the run still waits for its turn ends the run:
+its other deployments are recorded ABORTED, not run.`,
 		Example: "  cdkx deployments abort 6f1c…",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
