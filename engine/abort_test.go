@@ -1,6 +1,9 @@
 package engine_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +17,7 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
-// TestStackAborted: the deployment of one stack aborted (Options.StackAborted) ends only that stack and
+// TestStackAborted: the deployment of one stack aborted (its Options.StackContext cancelled) ends only that stack and
 // the stacks that wait for it (ABORTED, their steps not started, nothing rolled back); an independent
 // stack deploys as if nothing happened.
 func TestStackAborted(t *testing.T) {
@@ -53,12 +56,16 @@ func TestStackAborted(t *testing.T) {
 			t.Parallel()
 			cloud := enginetest.NewCloud()
 			b := openBackend(t)
-			res, _ := deployWith(t, mk(), b, engine.NewRegistry(cloud), engine.Options{StackAborted: func(stack string) string {
+			ctxs := map[string]context.Context{}
+			for _, stack := range []string{"Net", "App", "Other"} {
+				sctx, cancel := context.WithCancelCause(t.Context())
 				if slices.Contains(tt.aborted, stack) {
-					return why
+					cancel(errors.New(why))
 				}
-				return ""
-			}})
+				t.Cleanup(func() { cancel(nil) })
+				ctxs[stack] = sctx
+			}
+			res, _ := deployWith(t, mk(), b, engine.NewRegistry(cloud), engine.Options{StackContext: func(stack string) context.Context { return ctxs[stack] }})
 			got := map[string]string{}
 			for stack, d := range res.Deployments {
 				got[stack] = string(d.Status)
@@ -87,5 +94,35 @@ func TestStackAborted(t *testing.T) {
 				t.Errorf("Result: Interrupted %v, failures %v; want Interrupted %v and no failure", res.Interrupted, res.Failures, tt.interrupted)
 			}
 		})
+	}
+}
+
+// TestStackAbortedWhileWaitingForSlots: 20 independent resources at concurrency 1, the stack's context
+// cancelled during the first provider call: the steps waiting for the slot never start (exactly one
+// object is created), the deployment ends ABORTED with the cause.
+func TestStackAbortedWhileWaitingForSlots(t *testing.T) {
+	t.Parallel()
+	var rs []*assembly.Resource
+	for i := range 20 {
+		rs = append(rs, fakeRes(fmt.Sprintf("R%02d", i), enginetest.CloudType, fmt.Sprintf("k%02d", i), "v"))
+	}
+	a := &assembly.Assembly{Stacks: []*assembly.Stack{{ID: "Many", Outputs: map[string]*assembly.Output{}, Resources: rs}}}
+	sctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	cloud := enginetest.NewCloud()
+	cloud.Fail = func(op, _ string) error {
+		if op == "create" {
+			cancel(errors.New("deployment d-9 was aborted by carol"))
+		}
+		return nil
+	}
+	res, _ := deployWith(t, a, openBackend(t), engine.NewRegistry(cloud), engine.Options{Concurrency: 1,
+		StackContext: func(string) context.Context { return sctx }})
+	if n := len(cloud.Objects()); n != 1 {
+		t.Errorf("%d objects created, want 1 (the call in flight when the stack was aborted)", n)
+	}
+	d := res.Deployments["Many"]
+	if d.Status != state.StatusAborted || d.Error != "deployment d-9 was aborted by carol" || res.NotStarted != 19 {
+		t.Errorf("deployment %s %q, %d not started; want ABORTED with the cause, 19 not started", d.Status, d.Error, res.NotStarted)
 	}
 }

@@ -78,13 +78,17 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 
 	res := walk(ctx, p.Graph, visitLimit(r.opts.Concurrency), func(id int) error {
 		n := p.Graph.Nodes[id]
-		if r.stackAborted(n.Stack) != "" {
+		sctx := ctx
+		if r.opts.StackContext != nil {
+			sctx = r.opts.StackContext(n.Stack)
+		}
+		if sctx.Err() != nil {
 			return errNotStarted // what waits for it never starts either
 		}
 		if n.Kind == planner.StackNode {
 			return r.completeStack(p.Assembly.Stack(n.Stack), p.Selection.IsPartial(n.Stack))
 		}
-		return r.applyStep(ctx, n.Step)
+		return r.applyStep(sctx, n.Step)
 	}, func(id, root int) {
 		r.skip(p.Graph.Nodes[id], p.Graph.Nodes[root])
 	})
@@ -126,18 +130,23 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 	return r.finish(p.Stacks, deployments, end), nil
 }
 
-// stackAborted returns why the deployment of stack was aborted (Options.StackAborted), or "".
+// stackAborted returns why the deployment of stack was aborted (the cause of its Options.StackContext),
+// or "".
 func (r *deployRun) stackAborted(stack string) string {
-	if r.opts.StackAborted == nil {
+	if r.opts.StackContext == nil {
 		return ""
 	}
-	return r.opts.StackAborted(stack)
+	sctx := r.opts.StackContext(stack)
+	if sctx.Err() == nil {
+		return ""
+	}
+	return context.Cause(sctx).Error()
 }
 
 // abortedStacks returns, for each stack with a node the walk did not start because of an abort, why: the
 // abort of its own deployment, or that it waited for a stack whose deployment was aborted.
 func (r *deployRun) abortedStacks(p *planner.Plan, res *walkResult) map[string]string {
-	if r.opts.StackAborted == nil {
+	if r.opts.StackContext == nil {
 		return nil
 	}
 	var first string // the first aborted stack, in deployment order

@@ -55,12 +55,14 @@ type Options struct {
 	// Abort, when set, explains why the context was cancelled (an abort requested by someone): it is the
 	// Error of the deployments that end ABORTED instead of ErrInterrupted's text.
 	Abort func() string
-	// StackAborted, when set, tells (Deploy only) whether the deployment of a stack was aborted: the
-	// reason ("deployment … was aborted by …"), or "". No new step of such a stack starts; steps of
-	// other stacks that wait for it never start; independent stacks run on. At the end, a stack with steps
-	// not started this way has its deployment ABORTED with that reason (a stack that waited for an aborted
-	// one: "not started: …"), and Result.Interrupted is set.
-	StackAborted func(stack string) string
+	// StackContext, when set, returns the context the steps of a stack run under (Deploy only): one
+	// derived from the run's, cancelled alone when the deployment of that stack is aborted, with the
+	// reason as its cause ("deployment … was aborted by …"). No new step of such a stack starts, not even
+	// one waiting for a concurrency slot; steps of other stacks that wait for it never start; independent
+	// stacks run on. At the end, a stack with steps not started this way has its deployment ABORTED with
+	// that reason (a stack that waited for an aborted one: "not finished: …"), and Result.Interrupted
+	// is set.
+	StackContext func(stack string) context.Context
 }
 
 // Failure is one resource (or stack) that failed, with the error the provider or the engine gave.

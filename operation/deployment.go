@@ -347,12 +347,7 @@ func (x execution) apply(ctx context.Context) (*engine.Result, *planner.Plan, er
 			}
 			return ""
 		}
-		opts.StackAborted = func(stack string) string {
-			if ae := x.sess.abortOf(stack); ae != nil {
-				return ae.Error()
-			}
-			return ""
-		}
+		opts.StackContext = x.sess.stackContext
 		x.sess.setPerStack(true)
 		defer x.sess.setPerStack(false)
 		return engine.Deploy(ctx, plan, opts)

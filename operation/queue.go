@@ -76,15 +76,28 @@ type session struct {
 	snapshot map[string]state.Deployment // the records as the last heartbeat returned them
 	// abortedBy holds the abort of each deployment someone aborted, by ID.
 	abortedBy map[string]*AbortedError
+	// stacks holds the context of each deployment's steps, by stack (stackContext): cancelled, cause its
+	// *AbortedError, when that deployment is aborted.
+	stacks map[string]stackCtx
 	// perStack is set while the engine runs and can stop one stack alone (setPerStack).
 	perStack bool
+}
+
+// stackCtx is the context of one stack's steps and its cancel.
+type stackCtx struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // attach starts heartbeating ds (stored, PENDING or APPROVED, or RUNNING when claimed by the caller).
 func (e Env) attach(ctx context.Context, ds []*state.Deployment) *session {
 	sctx, cancel := context.WithCancelCause(ctx)
 	s := &session{env: e, ds: ds, ctx: sctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}),
-		snapshot: map[string]state.Deployment{}, abortedBy: map[string]*AbortedError{}}
+		snapshot: map[string]state.Deployment{}, abortedBy: map[string]*AbortedError{}, stacks: map[string]stackCtx{}}
+	for _, d := range ds {
+		c, cancel := context.WithCancelCause(sctx)
+		s.stacks[d.Stack] = stackCtx{c, cancel}
+	}
 	s.beat()
 	go func() {
 		defer close(s.done)
@@ -121,8 +134,12 @@ func (s *session) beat() {
 	for _, d := range got {
 		s.snapshot[d.ID] = d
 		if s.abortedBy[d.ID] == nil && (d.Status == state.StatusAborted || d.Status == state.StatusRunning && d.AbortedBy != "") {
-			s.abortedBy[d.ID] = &AbortedError{ID: d.ID, By: d.AbortedBy}
-			s.env.notice("Deployment %s aborted by %s", d.ID, s.abortedBy[d.ID].who())
+			ae := &AbortedError{ID: d.ID, By: d.AbortedBy}
+			s.abortedBy[d.ID] = ae
+			if sc, ok := s.stacks[d.Stack]; ok {
+				sc.cancel(ae)
+			}
+			s.env.notice("Deployment %s aborted by %s", d.ID, ae.who())
 		}
 	}
 	s.cancelIfAborted()
@@ -152,16 +169,13 @@ func (s *session) setPerStack(on bool) {
 	s.cancelIfAborted()
 }
 
-// abortOf returns the abort of the deployment of stack, or nil.
-func (s *session) abortOf(stack string) *AbortedError {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, d := range s.ds {
-		if d.Stack == stack {
-			return s.abortedBy[d.ID]
-		}
+// stackContext returns the context of the steps of stack (engine.Options.StackContext): cancelled with
+// the *AbortedError of its deployment, or with the session's.
+func (s *session) stackContext(stack string) context.Context {
+	if sc, ok := s.stacks[stack]; ok {
+		return sc.ctx
 	}
-	return nil
+	return s.ctx
 }
 
 // aborted returns the abort that cancelled the session or, when none did, the first abort of one of its
