@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"gotest.tools/v3/golden"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -123,5 +125,38 @@ func TestDeploymentsJSONEscapesBidi(t *testing.T) {
 	}
 	if diff := cmp.Diff(ds[0].Message, got[0].Message); diff != "" {
 		t.Errorf("message read back (-want +got):\n%s", diff)
+	}
+}
+
+func TestSummaryUnchanged(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		res  *engine.Result
+		want string
+	}{
+		{"nothing ran", nil, "Stack Db: no changes\nStack App\\x1b[2J: no changes\n\n✓ Deploy complete: no changes (1.5s)\n"},
+		{"one stack ran", &engine.Result{Counts: map[engine.Status]int{engine.UpdateComplete: 1}},
+			"Stack Db: no changes\nStack App\\x1b[2J: no changes\n\n✓ Deploy complete: 1 updated (1.5s)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			tab := view.NewTable(&buf, view.TableOptions{}, nil, nil, nil)
+			tab.Summary(view.Summary{Command: "deploy", Result: tt.res, Elapsed: 1500 * time.Millisecond, Unchanged: []string{"Db", "App\x1b[2J"}})
+			if diff := cmp.Diff(tt.want, buf.String()); diff != "" {
+				t.Errorf("Summary() (-want +got):\n%s", diff)
+			}
+			buf.Reset()
+			view.NewJSONLines(&buf).Summary(view.Summary{Command: "deploy", Result: tt.res, Unchanged: []string{"Db", "App"}})
+			var got struct {
+				Unchanged []string `json:"unchanged"`
+				Status    string   `json:"status"`
+			}
+			if err := json.Unmarshal(buf.Bytes(), &got); err != nil || !slices.Equal(got.Unchanged, []string{"Db", "App"}) || got.Status != "succeeded" {
+				t.Errorf("JSON summary = %s (%v), want unchanged [Db App], succeeded", buf.String(), err)
+			}
+		})
 	}
 }

@@ -479,10 +479,10 @@ func (t *Table) Summary(s Summary) {
 	if t.opt.Live {
 		w, _ = t.size()
 	}
-	b.WriteString("\n")
 	for _, stack := range s.Unchanged {
 		fmt.Fprintf(&b, "Stack %s: no changes\n", Sanitize(stack))
 	}
+	b.WriteString("\n")
 	res := s.Result
 	counts := countLine(res)
 	if res == nil && len(s.Unchanged) > 0 {
