@@ -3,7 +3,6 @@ package diff
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -113,7 +112,7 @@ func diffRun(ctx context.Context, opts *Options) error {
 		}
 	}
 	if cfg.JSON {
-		if err := json.NewEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {
+		if err := view.JSONEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {
 			return err
 		}
 	} else {
