@@ -111,3 +111,48 @@ func TestAbortEndsOnlyItsDeployment(t *testing.T) {
 		t.Errorf("notices = %q, want %q", notices, want)
 	}
 }
+
+// TestAbortWhileWaiting: a deploy of S and T waits behind a run of S; T's deployment is aborted meanwhile.
+// The deploy ends with the *AbortedError (nothing ran), and S's deployment, which it cannot run without
+// the plan it shared with T, is recorded ABORTED, "not run", naming T's deployment and who aborted it.
+func TestAbortWhileWaiting(t *testing.T) {
+	fx := newFixture(t, 0)
+	ctx := context.Background()
+	l := writeTwoStacks(t, fx, "a", "a")
+	busy := &state.Deployment{ID: "busy-0001", Stack: "S", Kind: state.KindDeploy, Status: state.StatusPending, CreatedBy: "x"}
+	if err := fx.env.Backend.CreateDeployments(ctx, []*state.Deployment{busy}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx.env.Backend.ClaimDeployments(ctx, []string{busy.ID}, "someone else", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	fx.env.Lock.Timeout = time.Minute
+	var tID string
+	fx.env.Lock.Queued = func(q *state.QueuedError) {
+		if tID != "" {
+			return
+		}
+		ds, err := fx.env.Backend.ListDeployments(ctx, state.DeploymentFilter{Stack: "T", Statuses: []state.DeploymentStatus{state.StatusPending}})
+		if err != nil || len(ds) != 1 {
+			t.Errorf("T's PENDING deployments: %v, %v", ds, err)
+			return
+		}
+		tID = ds[0].ID
+		if _, err := fx.env.Backend.UpdateDeployment(ctx, tID, state.Transition{From: []state.DeploymentStatus{state.StatusPending},
+			To: state.StatusAborted, By: "bob@laptop", Error: "aborted by bob@laptop", At: time.Now()}); err != nil {
+			t.Error(err)
+		}
+	}
+	_, _, err := operation.Deploy{Env: fx.env, Assembly: l.Assembly, Selection: operation.Selection{Stacks: []string{"S", "T"}}}.Run(ctx)
+	var ae *operation.AbortedError
+	if !errors.As(err, &ae) || ae.ID != tID {
+		t.Fatalf("Deploy() = %v, want the *AbortedError of T's deployment %s", err, tID)
+	}
+	s, err := fx.env.Backend.ListDeployments(ctx, state.DeploymentFilter{Stack: "S", Statuses: []state.DeploymentStatus{state.StatusAborted}})
+	if err != nil || len(s) != 1 || s[0].Error != "not run: deployment "+tID+", of the same run, was aborted by bob@laptop" {
+		t.Errorf("S's ABORTED deployments: %+v, %v; want one, not run, naming %s", s, err, tID)
+	}
+	if n := len(fx.cloud.Objects()); n != 0 {
+		t.Errorf("%d objects created, want none", n)
+	}
+}

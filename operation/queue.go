@@ -48,6 +48,12 @@ func (e *AbortedError) Error() string {
 	return fmt.Sprintf("deployment %s was aborted by %s: running steps finished and were recorded; nothing was rolled back", e.ID, e.who())
 }
 
+// sibling is the error recorded on the other deployments of a run that an abort of e.ID ended before
+// they ran.
+func (e *AbortedError) sibling() string {
+	return fmt.Sprintf("not run: deployment %s, of the same run, was aborted by %s", e.ID, e.who())
+}
+
 // who is By, or "someone" when the record does not say.
 func (e *AbortedError) who() string {
 	if e.By == "" {
@@ -261,6 +267,7 @@ func (s *session) claim(notify func(*state.QueuedError), abandon bool) error {
 		var qe *state.QueuedError
 		if !errors.As(err, &qe) {
 			if ae := s.aborted(); ae != nil {
+				s.abandon(abandon, ae.sibling())
 				return ae
 			}
 			s.abandon(abandon, "not run: "+err.Error())
@@ -280,7 +287,7 @@ func (s *session) claim(notify func(*state.QueuedError), abandon bool) error {
 		select {
 		case <-s.ctx.Done():
 			if ae := s.aborted(); ae != nil {
-				s.abandon(abandon, ae.Error())
+				s.abandon(abandon, ae.sibling())
 				return ae
 			}
 			s.abandon(abandon, "not run: interrupted while waiting for its turn")
@@ -321,7 +328,7 @@ func (s *session) finish(outcome map[string]*state.Deployment, runErr error) err
 		} else if own != nil {
 			status, msg = state.StatusAborted, own.Error()
 		} else if ae := s.aborted(); ae != nil && s.cancelled() {
-			status, msg = state.StatusAborted, fmt.Sprintf("not run: %s, of the same run, was aborted by %s", ae.ID, ae.who())
+			status, msg = state.StatusAborted, ae.sibling()
 		} else if s.ctx.Err() != nil || errors.Is(runErr, context.Canceled) {
 			status, msg = state.StatusAborted, "interrupted before any provider call"
 		} else if runErr == nil {
