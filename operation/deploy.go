@@ -57,24 +57,16 @@ type Deploy struct {
 // is locked past the timeout), *PlanError, *SettleError, a provider's configuration error, or a state
 // error.
 func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
+	var narrowed *planner.Plan
 	ds, plan, err := Record{Env: d.Env, Assembly: d.Assembly, Graph: d.Graph, Selection: d.Selection, Files: d.Files,
 		Status: state.StatusPending, Kind: state.KindDeploy, Refresh: d.Refresh, NoRollback: d.NoRollback,
-		Passphrase: d.Passphrase, RunHere: true, OnPlan: d.OnPlan, Confirm: d.Confirm}.Run(ctx)
+		Passphrase: d.Passphrase, RunHere: true, OnPlan: d.OnPlan, Confirm: d.Confirm, narrowed: &narrowed}.Run(ctx)
 	if err != nil || len(ds) == 0 {
 		return nil, plan, err
 	}
 	sel, prior := d.Selection, plan
-	if len(ds) < len(d.Stacks) {
-		// Only the changed stacks run: plan them alone, from the state just read (their steps are the
-		// ones shown and confirmed; no provider or backend is asked).
-		sel.Stacks = make([]string, len(ds))
-		for i, r := range ds {
-			sel.Stacks[i] = r.Stack
-		}
-		var pds diag.Diagnostics
-		if prior, pds = Plan(d.Assembly, d.Graph, sel, plan.State, d.Providers); prior == nil {
-			return nil, plan, &PlanError{Diagnostics: pds}
-		}
+	if narrowed != nil && len(ds) < len(d.Stacks) {
+		sel.Stacks, prior = narrowed.Stacks, narrowed
 	}
 	for _, r := range ds {
 		r.Plan = nil // stored; a run here and now need not hold its steps (~30 MB at 100k resources)

@@ -166,6 +166,10 @@ type Record struct {
 	// Confirm, when set, is asked after OnPlan whether to record the plan; false ends the run with
 	// ErrCancelled (wrapped) and nothing recorded.
 	Confirm func(*planner.Plan) (bool, error)
+	// narrowed, when set (Deploy.Run), receives the plan of the changed stacks alone when some stacks are
+	// left unchanged; when that plan cannot be made (a --target in an unchanged stack), every stack is
+	// recorded instead and it stays nil.
+	narrowed **planner.Plan
 }
 
 // Run returns the recorded deployments (in Stacks order) and the plan. A deploy records none for a stack
@@ -193,6 +197,15 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 		stacks = Changed(plan, r.Stacks)
 		if len(stacks) == 0 {
 			return nil, plan, nil
+		}
+		if r.narrowed != nil && len(stacks) < len(r.Stacks) {
+			// Only the changed stacks will run here: plan them alone, from the state just read (their
+			// steps are the ones shown and confirmed; no provider or backend is asked).
+			sel := r.Selection
+			sel.Stacks = stacks
+			if *r.narrowed, _ = Plan(r.Assembly, r.Graph, sel, plan.State, r.Providers); *r.narrowed == nil {
+				stacks = r.Stacks
+			}
 		}
 	}
 	if err := confirmPlan(r.Confirm, plan); err != nil {

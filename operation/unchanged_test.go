@@ -139,6 +139,32 @@ func TestNoDeploymentForUnchangedStacks(t *testing.T) {
 			t.Errorf("objects (-want +got):\n%s", diff)
 		}
 	})
+
+	t.Run("deploy --target in the unchanged stack", func(t *testing.T) {
+		fx := newFixture(t, 0)
+		if _, _, err := (operation.Deploy{Env: fx.env, Assembly: writeTwoStacks(t, fx, "a", "a").Assembly, Selection: both}).Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		targeted := both
+		targeted.Targets = []string{"T/R"}
+		res, _, err := operation.Deploy{Env: fx.env, Assembly: writeTwoStacks(t, fx, "b", "a").Assembly, Selection: targeted}.Run(ctx)
+		if err != nil || res != nil {
+			t.Fatalf("Deploy(--target T/R, only S changed) = %v, %v; want nothing run", res, err)
+		}
+		if diff := cmp.Diff(map[string]string{"kS": "a", "kT": "a"}, keyed(fx)); diff != "" {
+			t.Errorf("objects (-want +got):\n%s", diff)
+		}
+		targeted.Targets = []string{"S/R"}
+		if res, _, err = (operation.Deploy{Env: fx.env, Assembly: writeTwoStacks(t, fx, "b", "a").Assembly, Selection: targeted}).Run(ctx); err != nil || res == nil {
+			t.Fatalf("Deploy(--target S/R) = %v, %v", res, err)
+		}
+		if got := slices.Sorted(maps.Keys(res.Deployments)); !slices.Equal(got, []string{"S"}) {
+			t.Errorf("Deploy(--target S/R) ran deployments of %v, want [S]", got)
+		}
+		if diff := cmp.Diff(map[string]string{"kS": "b", "kT": "a"}, keyed(fx)); diff != "" {
+			t.Errorf("objects (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // keyed returns the fake cloud's objects' values by key.

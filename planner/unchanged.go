@@ -1,11 +1,19 @@
 package planner
 
-import "github.com/cdkx-dev/cdkx/pkg/resource"
+import (
+	"slices"
 
-// StackChanges reports whether applying the plan would change stack: a step of it other than OpSame, an
-// object of it to delete, a pending operation in its recorded state (a run settles it first), or an
-// output added, changed or removed. A stack for which it is false needs no deployment.
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+)
+
+// StackChanges reports whether applying the plan would change stack, one of p.Stacks: a step of it other
+// than OpSame, an object of it to delete, a pending operation in its recorded state (a run settles it
+// first), or an output added, changed or removed. A stack for which it is false needs no deployment; a
+// stack the plan does not cover (--target left none of its resources) never changes.
 func (p *Plan) StackChanges(stack string) bool {
+	if !slices.Contains(p.Stacks, stack) {
+		return false
+	}
 	for _, s := range p.Steps {
 		if s.Stack == stack && s.Op != OpSame {
 			return true
