@@ -30,7 +30,7 @@ func TestStackChanges(t *testing.T) {
 	}{
 		{"all same", &planner.Plan{Stacks: []string{"App", "Db"}, Steps: []*planner.Step{step("App", planner.OpSame)}, State: stack(outs, false),
 			Outputs: map[string]resource.Properties{"App": {"Url": "https://example.test", "Port": json.Number("443.0")}}}, false},
-		{"no resources, no outputs, never deployed", &planner.Plan{Stacks: []string{"App", "Db"}, }, false},
+		{"no resources, no outputs, never deployed", &planner.Plan{Stacks: []string{"App", "Db"}}, false},
 		{"an update", &planner.Plan{Stacks: []string{"App", "Db"}, Steps: []*planner.Step{step("App", planner.OpSame), step("App", planner.OpUpdate)}, State: stack(outs, false),
 			Outputs: map[string]resource.Properties{"App": outs}}, true},
 		{"a create", &planner.Plan{Stacks: []string{"App", "Db"}, Steps: []*planner.Step{step("App", planner.OpCreate)}}, true},
