@@ -295,6 +295,9 @@ func newCmdReject(f *cli.Factory) *cobra.Command {
 		Example: "  cdkx deployments reject 6f1c… --message \"wrong zone\"",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := state.CheckMessage(message); err != nil {
+				return fmt.Errorf("--message: %w", err)
+			}
 			return with(cmd, f, func(ctx context.Context, s *session) error {
 				why := "rejected"
 				if message != "" {
