@@ -65,8 +65,8 @@ func (e *AbortedError) who() string {
 // session is this process attached to stored deployments: heartbeats every state.HeartbeatEvery while
 // it waits for their turn and while it runs them, and sees when someone aborts one of them (it then
 // prints "Deployment ID aborted by WHO" through Env.Notice, once). An abort ends only the deployment it
-// names when the run can stop one stack alone (perStack: a deploy, engine.Options.StackAborted): its
-// stack starts no new step, the stacks that wait for it never start, the others run on. Otherwise —
+// names when the run can stop one stack alone (perStack: a deploy, whose steps of each stack run under
+// stackContext, engine.Options.StackContext): its stack starts no new step, the stacks that wait for it never start, the others run on. Otherwise —
 // while waiting for the queue, before the engine, in a destroy, refresh or import, or once every
 // deployment of the session is aborted — ctx is cancelled (cause *AbortedError), which stops the whole
 // run as Ctrl-C does.
@@ -135,8 +135,8 @@ func (s *session) beat() {
 	if err != nil {
 		return // the next beat tries again; a backend that stays away fails the run's own writes
 	}
+	var news []*AbortedError
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, d := range got {
 		s.snapshot[d.ID] = d
 		if s.abortedBy[d.ID] == nil && (d.Status == state.StatusAborted || d.Status == state.StatusRunning && d.AbortedBy != "") {
@@ -145,10 +145,14 @@ func (s *session) beat() {
 			if sc, ok := s.stacks[d.Stack]; ok {
 				sc.cancel(ae)
 			}
-			s.env.notice("Deployment %s aborted by %s", d.ID, ae.who())
+			news = append(news, ae)
 		}
 	}
 	s.cancelIfAborted()
+	s.mu.Unlock()
+	for _, ae := range news {
+		s.env.notice("Deployment %s aborted by %s", ae.ID, ae.who())
+	}
 }
 
 // cancelIfAborted cancels the session's context (cause: the first abort) when an abort cannot be left to
