@@ -256,6 +256,18 @@ func queueTidy(t *testing.T, r *depRig) {
 	if d := r.show(id); d.Status != "COMPLETED" {
 		t.Errorf("approve %s --run: %s is %s (%s), want COMPLETED", id[:10], id, d.Status, d.Error)
 	}
+
+	// Redeploying what B already is proposes nothing; redeploying its first deploy proposes the way back.
+	count = len(r.list())
+	res = r.want(0, "deployments", "redeploy", id[:8])
+	if strings.TrimSpace(res.stdout) != "Stack B: no changes" || len(r.list()) != count {
+		t.Errorf("redeploy of the deployment B is at printed %q and recorded %d, want \"Stack B: no changes\" and nothing", res.stdout, len(r.list())-count)
+	}
+	bs := r.list("--stack", "B", "--status", "COMPLETED")
+	back := queueLines(t, r.want(0, "deployments", "redeploy", bs[len(bs)-1].ID[:8], "--json").stdout)
+	if len(back) != 1 || back[0]["status"] != "PROPOSED" || back[0]["stack"] != "B" {
+		t.Errorf("redeploy of B's first deploy printed %s, want one PROPOSED deployment of B", depJSON(back))
+	}
 }
 
 // TestQueueAbortOneOfTwo deploys stacks Big (120 record sets) and Small (30), independent, in one run

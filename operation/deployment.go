@@ -548,7 +548,8 @@ func (a Agent) Step(ctx context.Context) (*state.Deployment, *engine.Result, err
 }
 
 // Redeploy records a new PROPOSED deployment with the snapshot of d (a past deployment, with its
-// snapshot), planned against the stack's current state, with message. The snapshot's sealed values are
+// snapshot), planned against the stack's current state, with message; none (and no error) when that plan
+// changes nothing. The snapshot's sealed values are
 // opened with passphrase only to plan; the stored snapshot is d's, unchanged.
 func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, message string) ([]*state.Deployment, error) {
 	snap, err := DecodeSnapshot(d)
@@ -571,6 +572,9 @@ func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, messa
 	plan, pds := Plan(a, g, sel, st, e.Providers)
 	if plan == nil {
 		return nil, &PlanError{Diagnostics: pds}
+	}
+	if !plan.StackChanges(d.Stack) {
+		return nil, nil // the stack is as that deployment left it: nothing to propose
 	}
 	nd := &state.Deployment{ID: uuid.NewString(), Stack: d.Stack, Kind: state.KindDeploy, Status: state.StatusProposed,
 		Message: message, CreatedBy: e.CreatedBy, CdkxVersion: e.Version, Snapshot: d.Snapshot, SnapshotHash: d.SnapshotHash,

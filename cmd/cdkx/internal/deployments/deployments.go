@@ -436,6 +436,14 @@ With --json: {"changes": [{"resource", "path", "from", "to"}, …]}.`,
 	}
 }
 
+// unchangedStack is the stack of a redeploy that recorded nothing (its plan changes nothing), else none.
+func unchangedStack(rec []*state.Deployment, stack string) []string {
+	if len(rec) > 0 {
+		return nil
+	}
+	return []string{stack}
+}
+
 func show(v any) string {
 	if v == nil {
 		return "(absent)"
@@ -454,7 +462,8 @@ func newCmdRedeploy(f *cli.Factory) *cobra.Command {
 		Short: "Propose again the snapshot of a past completed deployment (how a team reverts)",
 		Long: `Redeploy records a new PROPOSED deployment with the snapshot of a COMPLETED one, planned against the
 stack's current state: approving and running it brings the stack back to what that deployment
-deployed.`,
+deployed. When the stack already is as that deployment left it, nothing is recorded: "Stack X: no
+changes".`,
 		Example: "  cdkx deployments redeploy 6f1c… --message \"revert the TTL change\"",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -473,7 +482,7 @@ deployed.`,
 				if err != nil {
 					return err
 				}
-				return view.Recorded(f.IO.Out, s.cfg.JSON, rec, nil)
+				return view.Recorded(f.IO.Out, s.cfg.JSON, rec, unchangedStack(rec, d.Stack))
 			})
 		},
 	}
