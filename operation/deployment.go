@@ -194,7 +194,9 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 	}
 	stacks := r.Stacks
 	if r.Kind == state.KindDeploy && !r.Refresh {
-		stacks = Changed(plan, r.Stacks)
+		if stacks, err = r.changed(ctx, plan); err != nil {
+			return nil, plan, err
+		}
 		if len(stacks) == 0 {
 			return nil, plan, nil
 		}
@@ -245,6 +247,33 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 // Changed returns the stacks of names that plan changes (planner.Plan.StackChanges), in order.
 func Changed(plan *planner.Plan, names []string) []string {
 	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !plan.StackChanges(n) })
+}
+
+// changed returns the stacks of r that need a deployment, in order: those plan changes and, for a
+// deployment that waits for its turn (not a proposal), those whose queue holds a deployment or whose
+// lock is held: another run may change them before this one's turn, and this one, planned again then,
+// must put back what it was asked to deploy.
+func (r Record) changed(ctx context.Context, plan *planner.Plan) ([]string, error) {
+	out := Changed(plan, r.Stacks)
+	if r.Status == state.StatusProposed || len(out) == len(r.Stacks) {
+		return out, nil
+	}
+	busy := map[string]bool{}
+	queued, err := r.Backend.ListDeployments(ctx, state.DeploymentFilter{Statuses: []state.DeploymentStatus{state.StatusPending, state.StatusApproved, state.StatusRunning}})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range queued {
+		busy[d.Stack] = true
+	}
+	locks, err := r.Backend.Locks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range locks {
+		busy[l.Stack] = true
+	}
+	return slices.DeleteFunc(slices.Clone(r.Stacks), func(n string) bool { return !slices.Contains(out, n) && !busy[n] }), nil
 }
 
 // confirmPlan asks confirm, when set, whether to run plan: a "no" is ErrCancelled, wrapped.

@@ -140,6 +140,34 @@ func TestNoDeploymentForUnchangedStacks(t *testing.T) {
 		}
 	})
 
+	t.Run("no-wait, nothing changed, but a busy queue or lock", func(t *testing.T) {
+		fx := newFixture(t, 0)
+		l := writeTwoStacks(t, fx, "a", "a")
+		if _, _, err := (operation.Deploy{Env: fx.env, Assembly: l.Assembly, Selection: both}).Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		// Another run may change S and T before this one's turn: each is recorded, to be planned again then.
+		if err := fx.env.Backend.CreateDeployments(ctx, []*state.Deployment{{ID: "queued-1", Stack: "S", Kind: state.KindDeploy, Status: state.StatusPending}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := fx.env.Backend.Lock(ctx, state.LockInfo{ID: "other", Stack: "T", Operation: "deploy", StartedAt: time.Now(), HeartbeatAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			status state.DeploymentStatus
+			want   []string
+		}{{state.StatusPending, []string{"S", "T"}}, {state.StatusProposed, []string{}}} {
+			ds, _, err := operation.Record{Env: fx.env, Assembly: l.Assembly, Files: l.files, Selection: both, Status: tt.status,
+				Kind: state.KindDeploy, RunHere: true}.Run(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, stacksOf(ds)); diff != "" {
+				t.Errorf("Record(%s) with S queued behind another and T locked: stacks (-want +got):\n%s", tt.status, diff)
+			}
+		}
+	})
+
 	t.Run("deploy --target in the unchanged stack", func(t *testing.T) {
 		fx := newFixture(t, 0)
 		if _, _, err := (operation.Deploy{Env: fx.env, Assembly: writeTwoStacks(t, fx, "a", "a").Assembly, Selection: both}).Run(ctx); err != nil {
