@@ -78,10 +78,17 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 
 	res := walk(ctx, p.Graph, visitLimit(r.opts.Concurrency), func(id int) error {
 		n := p.Graph.Nodes[id]
+		sctx := ctx
+		if r.opts.StackContext != nil {
+			sctx = r.opts.StackContext(n.Stack)
+		}
+		if sctx.Err() != nil {
+			return errNotStarted // what waits for it never starts either
+		}
 		if n.Kind == planner.StackNode {
 			return r.completeStack(p.Assembly.Stack(n.Stack), p.Selection.IsPartial(n.Stack))
 		}
-		return r.applyStep(ctx, n.Step)
+		return r.applyStep(sctx, n.Step)
 	}, func(id, root int) {
 		r.skip(p.Graph.Nodes[id], p.Graph.Nodes[root])
 	})
@@ -90,6 +97,9 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 		if o == outcomeNotStarted && p.Graph.Nodes[id].Kind == planner.ResourceNode {
 			end.notStarted++
 		}
+	}
+	if !end.interrupted {
+		end.aborted = r.abortedStacks(p, res)
 	}
 
 	if r.tally.failureCount() > 0 && !opts.NoRollback && r.ledger.failed() == nil {
@@ -103,7 +113,7 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 		end.rolledBack = r.rollback(ctx, failed)
 	}
 
-	if r.tally.failureCount() == 0 && len(r.skipped) == 0 && !end.interrupted && r.ledger.failed() == nil {
+	if r.tally.failureCount() == 0 && len(r.skipped) == 0 && !end.interrupted && len(end.aborted) == 0 && r.ledger.failed() == nil {
 		if steps := r.cleanupSteps(p.Assembly, p.Stacks, p.Selection); len(steps) > 0 {
 			for _, stack := range stacksOf(steps) {
 				r.stackEvent(stack, UpdateCompleteCleanup, "deleting objects no longer in the assembly or replaced")
@@ -118,6 +128,50 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 		}
 	}
 	return r.finish(p.Stacks, deployments, end), nil
+}
+
+// stackAborted returns why the deployment of stack was aborted (the cause of its Options.StackContext),
+// or "".
+func (r *deployRun) stackAborted(stack string) string {
+	if r.opts.StackContext == nil {
+		return ""
+	}
+	sctx := r.opts.StackContext(stack)
+	if sctx.Err() == nil {
+		return ""
+	}
+	return context.Cause(sctx).Error()
+}
+
+// abortedStacks returns, for each stack with a node the walk did not start because of an abort, why: the
+// abort of its own deployment, or that it waited for a stack whose deployment was aborted.
+func (r *deployRun) abortedStacks(p *planner.Plan, res *walkResult) map[string]string {
+	if r.opts.StackContext == nil {
+		return nil
+	}
+	var first string // the first aborted stack, in deployment order
+	for _, name := range p.Stacks {
+		if r.stackAborted(name) != "" {
+			first = name
+			break
+		}
+	}
+	if first == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for id, o := range res.outcomes {
+		stack := p.Graph.Nodes[id].Stack
+		if o != outcomeNotStarted || out[stack] != "" {
+			continue
+		}
+		if why := r.stackAborted(stack); why != "" {
+			out[stack] = why
+		} else {
+			out[stack] = fmt.Sprintf("not finished: it waits for stack %s, whose deployment was aborted (%s)", first, r.stackAborted(first))
+		}
+	}
+	return out
 }
 
 // skip records that node was skipped because root failed; a stack that loses resources this way to

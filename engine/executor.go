@@ -144,6 +144,9 @@ func (x *executor) run(ctx context.Context, s step) error {
 		return errNotStarted
 	}
 	defer release()
+	if ctx.Err() != nil { // the slot came as the step's context ended
+		return errNotStarted
+	}
 	if err := x.providerDown(sub.provider); err != nil {
 		return x.settle(sub, s, err) // marked down while this step waited for its slot
 	}

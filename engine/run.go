@@ -55,6 +55,14 @@ type Options struct {
 	// Abort, when set, explains why the context was cancelled (an abort requested by someone): it is the
 	// Error of the deployments that end ABORTED instead of ErrInterrupted's text.
 	Abort func() string
+	// StackContext, when set, returns the context the steps of a stack run under (Deploy only): one
+	// derived from the run's, cancelled alone when the deployment of that stack is aborted, with the
+	// reason as its cause ("deployment … was aborted by …"). No new step of such a stack starts, not even
+	// one waiting for a concurrency slot; steps of other stacks that wait for it never start; independent
+	// stacks run on. At the end, a stack with steps not started this way has its deployment ABORTED with
+	// that reason (a stack that waited for an aborted one: "not finished: …"), and Result.Interrupted
+	// is set.
+	StackContext func(stack string) context.Context
 }
 
 // Failure is one resource (or stack) that failed, with the error the provider or the engine gave.
@@ -271,6 +279,9 @@ type ending struct {
 	notStarted  int
 	// rolledBack holds, for each stack that was rolled back, whether the rollback completed.
 	rolledBack map[string]bool
+	// aborted holds, for each stack with steps not started because its deployment or one it waited for
+	// was aborted (Options.StackAborted), why.
+	aborted map[string]string
 	// skipped holds, for each stack none of whose failures are its own but part of which was skipped
 	// because another stack failed, why.
 	skipped map[string]string
@@ -301,7 +312,7 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 			status = DeleteComplete
 		case end.destroy:
 			status = DeleteFailed
-		case failed || end.interrupted:
+		case failed || end.interrupted || end.aborted[name] != "":
 			status = r.stackStatus(name, "FAILED")
 		default:
 			status = r.stackStatus(name, "COMPLETE")
@@ -318,11 +329,14 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 		if reason == "" && end.interrupted {
 			reason = "interrupted"
 		}
+		if reason == "" {
+			reason = end.aborted[name]
+		}
 		_ = r.ledger.putStack(name, change, Event{Stack: name, Type: StackType, Status: status, Reason: reason})
 	}
 	stateErr := r.ledger.close()
 	res := &Result{Deployments: deployments, Failures: r.tally.failures, Counts: r.tally.counts, Replaced: r.tally.replaced,
-		NotStarted: end.notStarted, Interrupted: end.interrupted, Stacks: r.ledger.stacks}
+		NotStarted: end.notStarted, Interrupted: end.interrupted || len(end.aborted) > 0, Stacks: r.ledger.stacks}
 	for _, name := range stacks {
 		d := deployments[name]
 		d.Status = state.StatusCompleted
@@ -336,6 +350,8 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 			}
 		case end.interrupted:
 			d.Status, d.Error = state.StatusAborted, r.interruptReason()
+		case end.aborted[name] != "":
+			d.Status, d.Error = state.StatusAborted, end.aborted[name]
 		case stateErr != nil:
 			d.Status, d.Error = state.StatusFailed, stateErr.Error()
 		}

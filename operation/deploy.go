@@ -49,17 +49,24 @@ type Deploy struct {
 	Passphrase string
 }
 
-// Run records one PENDING deployment per stack (with the plan and a snapshot of the assembly), waits for
-// their turn in the stacks' queues (up to the lock timeout), and runs them here. It returns the deploy's
-// result and the plan it applied. Errors: *QueueTimeoutError, *AbortedError, *state.LockedError (a stack
+// Run records one PENDING deployment per stack that the plan changes (with the plan and a snapshot of the
+// assembly), waits for their turn in the stacks' queues (up to the lock timeout), and runs them here: the
+// stacks left unchanged get no deployment and are not run (their resources and outputs stay as
+// recorded). When no stack changes, nothing is recorded or run: the result is nil and the plan is the one
+// made. It returns the deploy's result and the plan it applied. Errors: *QueueTimeoutError, *AbortedError, *state.LockedError (a stack
 // is locked past the timeout), *PlanError, *SettleError, a provider's configuration error, or a state
 // error.
 func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
+	var narrowed *planner.Plan
 	ds, plan, err := Record{Env: d.Env, Assembly: d.Assembly, Graph: d.Graph, Selection: d.Selection, Files: d.Files,
 		Status: state.StatusPending, Kind: state.KindDeploy, Refresh: d.Refresh, NoRollback: d.NoRollback,
-		Passphrase: d.Passphrase, RunHere: true, OnPlan: d.OnPlan, Confirm: d.Confirm}.Run(ctx)
-	if err != nil {
+		Passphrase: d.Passphrase, RunHere: true, OnPlan: d.OnPlan, Confirm: d.Confirm, narrowed: &narrowed}.Run(ctx)
+	if err != nil || len(ds) == 0 {
 		return nil, plan, err
+	}
+	sel, prior := d.Selection, plan
+	if narrowed != nil && len(ds) < len(d.Stacks) {
+		sel.Stacks, prior = narrowed.Stacks, narrowed
 	}
 	for _, r := range ds {
 		r.Plan = nil // stored; a run here and now need not hold its steps (~30 MB at 100k resources)
@@ -69,11 +76,11 @@ func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) 
 		return nil, plan, err
 	}
 	defer sess.detach()
-	x := execution{Env: d.Env, sess: sess, assembly: d.Assembly, graph: d.Graph, sel: d.Selection, refresh: d.Refresh,
-		noRollback: d.NoRollback, prior: plan, onPlan: d.OnPlan, confirm: d.Confirm}
+	x := execution{Env: d.Env, sess: sess, assembly: d.Assembly, graph: d.Graph, sel: sel, refresh: d.Refresh,
+		noRollback: d.NoRollback, prior: prior, onPlan: d.OnPlan, confirm: d.Confirm}
 	res, replanned, err := x.run()
-	if replanned != nil {
-		plan = replanned
+	if replanned != nil && replanned != prior {
+		plan = replanned // made anew under the lock
 	}
 	return res, plan, err
 }

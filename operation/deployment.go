@@ -334,11 +334,21 @@ type Record struct {
 	// Confirm, when set, is asked after OnPlan whether to record the plan; false ends the run with
 	// ErrCancelled (wrapped) and nothing recorded.
 	Confirm func(*planner.Plan) (bool, error)
+	// narrowed, when set (Deploy.Run), receives the plan of the changed stacks alone when some stacks are
+	// left unchanged; when that plan cannot be made (a --target in an unchanged stack), every stack is
+	// recorded instead and it stays nil.
+	narrowed **planner.Plan
 }
 
-// Run returns the recorded deployments (in Stacks order) and the plan. Errors: *PlanError, ErrNoPassphrase
-// (wrapped), ErrCancelled (wrapped), Confirm's error, or a state error.
+// Run returns the recorded deployments (in Stacks order) and the plan. A deploy records none for a stack
+// the plan leaves unchanged (planner.Plan.StackChanges; with Refresh, every stack is recorded: reading
+// the providers may find drift to correct): Run then returns fewer deployments than Stacks, none when no
+// stack changes. Errors: a message state.CheckMessage refuses, *PlanError, ErrNoPassphrase (wrapped),
+// ErrCancelled (wrapped), Confirm's error, or a state error.
 func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, error) {
+	if err := state.CheckMessage(r.Message); err != nil {
+		return nil, nil, fmt.Errorf("--message: %w; nothing was recorded", err)
+	}
 	st, err := LoadState(ctx, r.Backend, r.Assembly, r.Stacks)
 	if err != nil {
 		return nil, nil, err
@@ -352,6 +362,24 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 	}
 	if plan == nil {
 		return nil, nil, &PlanError{Diagnostics: ds}
+	}
+	stacks := r.Stacks
+	if r.Kind == state.KindDeploy && !r.Refresh {
+		if stacks, err = r.changed(ctx, plan); err != nil {
+			return nil, plan, err
+		}
+		if len(stacks) == 0 {
+			return nil, plan, nil
+		}
+		if r.narrowed != nil && len(stacks) < len(r.Stacks) {
+			// Only the changed stacks will run here: plan them alone, from the state just read (their
+			// steps are the ones shown and confirmed; no provider or backend is asked).
+			sel := r.Selection
+			sel.Stacks = stacks
+			if *r.narrowed, _ = Plan(r.Assembly, r.Graph, sel, plan.State, r.Providers); *r.narrowed == nil {
+				stacks = r.Stacks
+			}
+		}
 	}
 	if err := confirmPlan(r.Confirm, plan); err != nil {
 		return nil, plan, err
@@ -376,7 +404,7 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 	}
 	now := r.now().UTC()
 	var out []*state.Deployment
-	for _, name := range r.Stacks {
+	for _, name := range stacks {
 		out = append(out, &state.Deployment{ID: uuid.NewString(), Stack: name, Kind: r.Kind, Status: r.Status,
 			Message: r.Message, CreatedBy: r.CreatedBy, CdkxVersion: r.Version, Snapshot: data, SnapshotHash: hash,
 			Plan: recs[name], StateVersion: st[name].Version, Version: st[name].Version, CreatedAt: now})
@@ -388,6 +416,38 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 		d.Snapshot = nil
 	}
 	return out, plan, nil
+}
+
+// Changed returns the stacks of names that plan changes (planner.Plan.StackChanges), in order.
+func Changed(plan *planner.Plan, names []string) []string {
+	return slices.DeleteFunc(slices.Clone(names), func(n string) bool { return !plan.StackChanges(n) })
+}
+
+// changed returns the stacks of r that need a deployment, in order: those plan changes and, for a
+// deployment that waits for its turn (not a proposal), those whose queue holds a deployment or whose
+// lock is held: another run may change them before this one's turn, and this one, planned again then,
+// must put back what it was asked to deploy.
+func (r Record) changed(ctx context.Context, plan *planner.Plan) ([]string, error) {
+	out := Changed(plan, r.Stacks)
+	if r.Status == state.StatusProposed || len(out) == len(r.Stacks) {
+		return out, nil
+	}
+	busy := map[string]bool{}
+	queued, err := r.Backend.ListDeployments(ctx, state.DeploymentFilter{Statuses: []state.DeploymentStatus{state.StatusPending, state.StatusApproved, state.StatusRunning}})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range queued {
+		busy[d.Stack] = true
+	}
+	locks, err := r.Backend.Locks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range locks {
+		busy[l.Stack] = true
+	}
+	return slices.DeleteFunc(slices.Clone(r.Stacks), func(n string) bool { return !slices.Contains(out, n) && !busy[n] }), nil
 }
 
 // confirmPlan asks confirm, when set, whether to run plan: a "no" is ErrCancelled, wrapped.
@@ -514,6 +574,9 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 			}
 			return ""
 		}
+		opts.StackContext = x.sess.stackContext
+		x.sess.setPerStack(true)
+		defer x.sess.setPerStack(false)
 		return engine.Deploy(ctx, plan, opts)
 	})
 	return res, plan, err
@@ -592,8 +655,12 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 	}
 	refuse := func(err error) (*engine.Result, *planner.Plan, error) {
 		if r.Claimed {
+			runner := d.Runner // as the claim recorded it
+			if runner == "" {
+				runner = r.runner()
+			}
 			now := r.now().UTC()
-			_ = r.Backend.FinishDeployment(context.WithoutCancel(ctx), d.ID, r.runner(), state.StatusFailed, now, d.StateVersion, err.Error())
+			_ = r.Backend.FinishDeployment(context.WithoutCancel(ctx), d.ID, runner, state.StatusFailed, now, d.StateVersion, err.Error())
 		}
 		return nil, nil, err
 	}
@@ -620,7 +687,7 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 	}
 	a, g, ds := LoadSnapshot(d.ID, files, r.Providers)
 	if a == nil {
-		return refuse(fmt.Errorf("the snapshot of deployment %s does not validate with this cdkx (%s): %w", d.ID, r.Version, &PlanError{Diagnostics: ds}))
+		return refuse(&SnapshotInvalidError{ID: d.ID, Version: r.Version, Diagnostics: ds})
 	}
 	stacks := []string{d.Stack}
 	if a.Stack(d.Stack) == nil {
@@ -680,10 +747,15 @@ type Agent struct {
 	OnPlan     func(*planner.Plan, diag.Diagnostics)
 }
 
-// Step claims the next deployment and runs it. It returns the deployment as it ended, the engine's result
+// Step claims the next deployment and runs it; first, the RUNNING deployments of its stacks whose runner
+// was a process of this machine that is gone (a killed agent or deploy) are recorded ABORTED at once, as
+// deployments run does, instead of holding their queue until their heartbeat is state.DeadAfter old. It returns the deployment as it ended, the engine's result
 // (nil when the run stopped before the engine) and the run's error; ErrNoDeployment when no queue holds a
 // deployment for an agent.
 func (a Agent) Step(ctx context.Context) (*state.Deployment, *engine.Result, error) {
+	if err := a.abortDeadRunners(ctx, a.Stacks); err != nil {
+		return nil, nil, err
+	}
 	d, err := a.Backend.ClaimNext(ctx, a.Stacks, a.runner(), a.now().UTC())
 	if err != nil {
 		return nil, nil, err
@@ -700,7 +772,8 @@ func (a Agent) Step(ctx context.Context) (*state.Deployment, *engine.Result, err
 }
 
 // Redeploy records a new PROPOSED deployment with the snapshot of d (a past deployment, with its
-// snapshot), planned against the stack's current state, with message. The snapshot's sealed values are
+// snapshot), planned against the stack's current state, with message; none (and no error) when that plan
+// changes nothing. The snapshot's sealed values are
 // opened with passphrase only to plan; the stored snapshot is d's, unchanged.
 func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, message string) ([]*state.Deployment, error) {
 	snap, err := DecodeSnapshot(d)
@@ -713,7 +786,7 @@ func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, messa
 	}
 	a, g, ds := LoadSnapshot(d.ID, files, e.Providers)
 	if a == nil {
-		return nil, fmt.Errorf("the snapshot of deployment %s does not validate with this cdkx: %w", d.ID, &PlanError{Diagnostics: ds})
+		return nil, &SnapshotInvalidError{ID: d.ID, Version: e.Version, Diagnostics: ds}
 	}
 	sel := Selection{Stacks: []string{d.Stack}, Targets: snap.Options.Targets, Excludes: snap.Options.Excludes, Replace: snap.Options.Replace}
 	st, err := LoadState(ctx, e.Backend, a, sel.Stacks)
@@ -723,6 +796,9 @@ func Redeploy(ctx context.Context, e Env, d *state.Deployment, passphrase, messa
 	plan, pds := Plan(a, g, sel, st, e.Providers)
 	if plan == nil {
 		return nil, &PlanError{Diagnostics: pds}
+	}
+	if !plan.StackChanges(d.Stack) {
+		return nil, nil // the stack is as that deployment left it: nothing to propose
 	}
 	rec := PlanRecords(plan)[d.Stack]
 	rec.SnapshotHash = state.SnapshotHash(d.Snapshot)

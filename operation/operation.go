@@ -166,7 +166,8 @@ func (e Env) run(ctx context.Context, what shown, f func(opts engine.Options) (*
 				v.Tick(now)
 			case <-interrupt:
 				interrupt = nil
-				if e.OnInterrupt != nil {
+				// An abort said so already ("Deployment ID aborted by WHO"); Ctrl-C says it here.
+				if e.OnInterrupt != nil && !errors.As(context.Cause(ctx), new(*AbortedError)) {
 					e.OnInterrupt(inFlight.Load())
 				}
 			}

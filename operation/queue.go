@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,16 +45,31 @@ type AbortedError struct {
 
 // Error names the deployment and who aborted it.
 func (e *AbortedError) Error() string {
-	by := e.By
-	if by == "" {
-		by = "someone"
+	return fmt.Sprintf("deployment %s was aborted by %s: running steps finished and were recorded; nothing was rolled back", e.ID, e.who())
+}
+
+// sibling is the error recorded on the other deployments of a run that an abort of e.ID ended before
+// they ran.
+func (e *AbortedError) sibling() string {
+	return fmt.Sprintf("not run: deployment %s, of the same run, was aborted by %s", e.ID, e.who())
+}
+
+// who is By, or "someone" when the record does not say.
+func (e *AbortedError) who() string {
+	if e.By == "" {
+		return "someone"
 	}
-	return fmt.Sprintf("deployment %s was aborted by %s: running steps finished and were recorded; nothing was rolled back", e.ID, by)
+	return e.By
 }
 
 // session is this process attached to stored deployments: heartbeats every state.HeartbeatEvery while
-// it waits for their turn and while it runs them, and ctx is cancelled (cause *AbortedError) when
-// someone aborts one of them.
+// it waits for their turn and while it runs them, and sees when someone aborts one of them (it then
+// prints "Deployment ID aborted by WHO" through Env.Notice, once). An abort ends only the deployment it
+// names when the run can stop one stack alone (perStack: a deploy, whose steps of each stack run under
+// stackContext, engine.Options.StackContext): its stack starts no new step, the stacks that wait for it never start, the others run on. Otherwise —
+// while waiting for the queue, before the engine, in a destroy, refresh or import, or once every
+// deployment of the session is aborted — ctx is cancelled (cause *AbortedError), which stops the whole
+// run as Ctrl-C does.
 type session struct {
 	env    Env
 	ds     []*state.Deployment
@@ -64,13 +80,30 @@ type session struct {
 
 	mu       sync.Mutex
 	snapshot map[string]state.Deployment // the records as the last heartbeat returned them
+	// abortedBy holds the abort of each deployment someone aborted, by ID.
+	abortedBy map[string]*AbortedError
+	// stacks holds the context of each deployment's steps, by stack (stackContext): cancelled, cause its
+	// *AbortedError, when that deployment is aborted.
+	stacks map[string]stackCtx
+	// perStack is set while the engine runs and can stop one stack alone (setPerStack).
+	perStack bool
+}
+
+// stackCtx is the context of one stack's steps and its cancel.
+type stackCtx struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // attach starts heartbeating ds (stored, PENDING or APPROVED, or RUNNING when claimed by the caller).
 func (e Env) attach(ctx context.Context, ds []*state.Deployment) *session {
 	sctx, cancel := context.WithCancelCause(ctx)
 	s := &session{env: e, ds: ds, ctx: sctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}),
-		snapshot: map[string]state.Deployment{}}
+		snapshot: map[string]state.Deployment{}, abortedBy: map[string]*AbortedError{}, stacks: map[string]stackCtx{}}
+	for _, d := range ds {
+		c, cancel := context.WithCancelCause(sctx)
+		s.stacks[d.Stack] = stackCtx{c, cancel}
+	}
 	s.beat()
 	go func() {
 		defer close(s.done)
@@ -96,29 +129,86 @@ func (s *session) ids() []string {
 	return ids
 }
 
-// beat renews the heartbeats and cancels the session when one of its deployments was aborted.
+// beat renews the heartbeats and notes the deployments someone aborted (see session).
 func (s *session) beat() {
 	got, err := s.env.Backend.HeartbeatDeployments(context.WithoutCancel(s.ctx), s.ids(), s.env.now().UTC())
 	if err != nil {
 		return // the next beat tries again; a backend that stays away fails the run's own writes
 	}
+	var news []*AbortedError
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	for _, d := range got {
 		s.snapshot[d.ID] = d
-		if d.Status == state.StatusAborted || (d.Status == state.StatusRunning && d.AbortedBy != "") {
-			s.cancel(&AbortedError{ID: d.ID, By: d.AbortedBy})
+		if s.abortedBy[d.ID] == nil && (d.Status == state.StatusAborted || d.Status == state.StatusRunning && d.AbortedBy != "") {
+			ae := &AbortedError{ID: d.ID, By: d.AbortedBy}
+			s.abortedBy[d.ID] = ae
+			if sc, ok := s.stacks[d.Stack]; ok {
+				sc.cancel(ae)
+			}
+			news = append(news, ae)
 		}
+	}
+	s.cancelIfAborted()
+	s.mu.Unlock()
+	for _, ae := range news {
+		s.env.notice("Deployment %s aborted by %s", ae.ID, ae.who())
 	}
 }
 
-// aborted returns the abort that cancelled the session, or nil.
+// cancelIfAborted cancels the session's context (cause: the first abort) when an abort cannot be left to
+// the engine: the engine is not running the session per stack, or every deployment is aborted. The
+// caller holds mu.
+func (s *session) cancelIfAborted() {
+	var first *AbortedError
+	for _, d := range s.ds {
+		if ae := s.abortedBy[d.ID]; ae != nil && first == nil {
+			first = ae
+		}
+	}
+	if first != nil && (!s.perStack || len(s.abortedBy) == len(s.ds)) {
+		s.cancel(first)
+	}
+}
+
+// setPerStack says whether the engine now runs the session's deployments stack by stack (an abort of one
+// then stops only its stack): set while engine.Deploy runs.
+func (s *session) setPerStack(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.perStack = on
+	s.cancelIfAborted()
+}
+
+// stackContext returns the context of the steps of stack (engine.Options.StackContext): cancelled with
+// the *AbortedError of its deployment, or with the session's.
+func (s *session) stackContext(stack string) context.Context {
+	if sc, ok := s.stacks[stack]; ok {
+		return sc.ctx
+	}
+	return s.ctx
+}
+
+// aborted returns the abort that cancelled the session or, when none did, the first abort of one of its
+// deployments (in the session's order); nil when none was aborted.
 func (s *session) aborted() *AbortedError {
 	var ae *AbortedError
 	if errors.As(context.Cause(s.ctx), &ae) {
 		return ae
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.ds {
+		if ae := s.abortedBy[d.ID]; ae != nil {
+			return ae
+		}
+	}
 	return nil
+}
+
+// cancelled reports whether the session's context was cancelled by an abort (the whole run stopped).
+func (s *session) cancelled() bool {
+	var ae *AbortedError
+	return errors.As(context.Cause(s.ctx), &ae)
 }
 
 // enter attaches to ds (stored, PENDING or APPROVED) and waits for their turn (claim; own says whether
@@ -181,6 +271,7 @@ func (s *session) claim(notify func(*state.QueuedError), abandon bool) error {
 		var qe *state.QueuedError
 		if !errors.As(err, &qe) {
 			if ae := s.aborted(); ae != nil {
+				s.abandon(abandon, ae.sibling())
 				return ae
 			}
 			s.abandon(abandon, "not run: "+err.Error())
@@ -200,7 +291,7 @@ func (s *session) claim(notify func(*state.QueuedError), abandon bool) error {
 		select {
 		case <-s.ctx.Done():
 			if ae := s.aborted(); ae != nil {
-				s.abandon(abandon, ae.Error())
+				s.abandon(abandon, ae.sibling())
 				return ae
 			}
 			s.abandon(abandon, "not run: interrupted while waiting for its turn")
@@ -224,7 +315,7 @@ func (s *session) abandon(own bool, why string) {
 
 // finish records the outcome of each RUNNING deployment of the session: outcome gives it for those the
 // engine ran; the others (the run stopped before the engine: a plan error, a stale proposal) end FAILED
-// with runErr, or ABORTED when the session was aborted or interrupted.
+// with runErr, or ABORTED when they or the session were aborted or interrupted.
 func (s *session) finish(outcome map[string]*state.Deployment, runErr error) error {
 	now := s.env.now().UTC()
 	var first error
@@ -233,17 +324,22 @@ func (s *session) finish(outcome map[string]*state.Deployment, runErr error) err
 		if runErr != nil {
 			msg = runErr.Error()
 		}
+		s.mu.Lock()
+		own := s.abortedBy[d.ID]
+		s.mu.Unlock()
 		if o := outcome[d.Stack]; o != nil && o.Status.Terminal() {
 			status, version, msg = o.Status, o.Version, o.Error
-		} else if ae := s.aborted(); ae != nil {
-			status, msg = state.StatusAborted, ae.Error()
+		} else if own != nil {
+			status, msg = state.StatusAborted, own.Error()
+		} else if ae := s.aborted(); ae != nil && s.cancelled() {
+			status, msg = state.StatusAborted, ae.sibling()
 		} else if s.ctx.Err() != nil || errors.Is(runErr, context.Canceled) {
 			status, msg = state.StatusAborted, "interrupted before any provider call"
 		} else if runErr == nil {
 			status = state.StatusCompleted
 		}
-		if ae := s.aborted(); ae != nil && status == state.StatusAborted {
-			msg = ae.Error()
+		if own != nil && status == state.StatusAborted {
+			msg = own.Error()
 		}
 		d.Status, d.FinishedAt, d.Version, d.Error = status, now, version, msg
 		if err := s.env.Backend.FinishDeployment(context.WithoutCancel(s.ctx), d.ID, s.env.runner(), status, now, version, msg); err != nil && first == nil {
@@ -265,6 +361,21 @@ func (e Env) runner() string {
 }
 
 var runnerPattern = regexp.MustCompile(` pid (\d+) on (\S+)$`)
+
+// abortDeadRunners applies abortDeadRunner to the RUNNING deployments of stacks (of every stack when
+// empty).
+func (e Env) abortDeadRunners(ctx context.Context, stacks []string) error {
+	running, err := e.Backend.ListDeployments(ctx, state.DeploymentFilter{Statuses: []state.DeploymentStatus{state.StatusRunning}})
+	if err != nil {
+		return err
+	}
+	for _, d := range running {
+		if len(stacks) == 0 || slices.Contains(stacks, d.Stack) {
+			e.abortDeadRunner(ctx, d)
+		}
+	}
+	return nil
+}
 
 // abortDeadRunner records d ABORTED when it is RUNNING for a process of this machine that no longer
 // exists (killed: it will never heartbeat again), instead of waiting state.DeadAfter for the queue to see

@@ -110,6 +110,9 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 		if !validStackName(d.Stack) {
 			return nil, badName("stack", d.Stack, stackRule, fmt.Sprintf("in deployment %d", i))
 		}
+		if err := state.CheckMessage(d.Message); err != nil {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: deployment %s: %v", d.ID, err)
+		}
 		switch d.Status {
 		case state.StatusProposed, state.StatusPending, state.StatusApproved:
 		default:
@@ -277,8 +280,8 @@ func lockQueue(ctx context.Context, tx pgx.Tx, stacks []int64, now time.Time) (m
 }
 
 // queueRecordSQL selects the record of deployment d as the queue's frequent reads need it: without the
-// plan, with the heartbeat column (which heartbeats write alone) overlaid.
-const queueRecordSQL = `(d.record - 'plan') || jsonb_build_object('heartbeatAt', d.heartbeat_at)`
+// plan and the message, with the heartbeat column (which heartbeats write alone) overlaid.
+const queueRecordSQL = `(d.record - 'plan' - 'message') || jsonb_build_object('heartbeatAt', d.heartbeat_at)`
 
 // lockQueues takes the advisory locks of the stacks' queues, in ascending key order.
 func lockQueues(ctx context.Context, tx pgx.Tx, stacks []int64) error {
@@ -805,7 +808,8 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 	})
 }
 
-// listDeployments answers GET …/deployments[?stack=S&status=A,B&limit=N] (a stateapi.DeploymentList).
+// listDeployments answers GET …/deployments[?stack=S&status=A,B&idPrefix=P&limit=N] (a
+// stateapi.DeploymentList).
 func (s *Server) listDeployments(r *http.Request, c *call) (any, error) {
 	q := r.URL.Query()
 	limit := 0
@@ -827,7 +831,8 @@ func (s *Server) listDeployments(r *http.Request, c *call) (any, error) {
 	}
 	rows, err := s.pool.Query(r.Context(), `SELECT d.record FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
 WHERE s.org = $1 AND s.project = $2 AND ($3 = '' OR s.name = $3) AND (cardinality($4::text[]) = 0 OR d.status = ANY($4))
-ORDER BY d.seq DESC LIMIT CASE WHEN $5 > 0 THEN $5 END`, r.PathValue("org"), r.PathValue("project"), q.Get("stack"), statuses, limit)
+  AND left(d.id, length($6::text)) = $6::text
+ORDER BY d.seq DESC LIMIT CASE WHEN $5 > 0 THEN $5 END`, r.PathValue("org"), r.PathValue("project"), q.Get("stack"), statuses, limit, q.Get("idPrefix"))
 	if err != nil {
 		return nil, err
 	}

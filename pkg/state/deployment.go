@@ -2,10 +2,12 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Deployment is the record of one deployment of one stack (Massdriver's model): what it will run or ran
@@ -142,13 +144,74 @@ type DeploymentFilter struct {
 	Stack string
 	// Statuses, when not empty, keeps only deployments in one of them.
 	Statuses []DeploymentStatus
+	// IDPrefix, when not "", keeps only deployments whose ID starts with it (ResolveDeploymentID).
+	IDPrefix string
 	// Limit keeps the newest Limit (0: all).
 	Limit int
 }
 
-// Match reports whether d passes the filter's Stack and Statuses (Limit aside).
+// Match reports whether d passes the filter's Stack, Statuses and IDPrefix (Limit aside).
 func (f DeploymentFilter) Match(d *Deployment) bool {
-	return (f.Stack == "" || d.Stack == f.Stack) && (len(f.Statuses) == 0 || slices.Contains(f.Statuses, d.Status))
+	return (f.Stack == "" || d.Stack == f.Stack) && (len(f.Statuses) == 0 || slices.Contains(f.Statuses, d.Status)) &&
+		strings.HasPrefix(d.ID, f.IDPrefix)
+}
+
+// MaxMessageBytes is the longest message a deployment may carry (deploy --propose --message), in bytes.
+const MaxMessageBytes = 4 << 10
+
+// CheckMessage returns an error when msg cannot be a deployment's message: longer than MaxMessageBytes or
+// not UTF-8. Every backend refuses such a deployment at creation (CreateDeployments).
+func CheckMessage(msg string) error {
+	if len(msg) > MaxMessageBytes {
+		return fmt.Errorf("the message is %d bytes; at most %d (4 KiB) are allowed: shorten it, and link to details instead", len(msg), MaxMessageBytes)
+	}
+	if !utf8.ValidString(msg) {
+		return errors.New("the message is not valid UTF-8")
+	}
+	return nil
+}
+
+// MinIDPrefix is the fewest characters of a deployment ID that name it (ResolveDeploymentID).
+const MinIDPrefix = 6
+
+// AmbiguousIDError is returned by ResolveDeploymentID when a prefix names more than one deployment.
+type AmbiguousIDError struct {
+	Prefix string
+	// Matches are the deployments whose ID starts with Prefix, newest first.
+	Matches []Deployment
+}
+
+// Error lists the matching IDs.
+func (e *AmbiguousIDError) Error() string {
+	ids := make([]string, len(e.Matches))
+	for i, d := range e.Matches {
+		ids[i] = fmt.Sprintf("%s (%s, %s)", d.ID, d.Stack, d.Status)
+	}
+	return fmt.Sprintf("deployment ID prefix %q is ambiguous: it matches %s; give more characters", e.Prefix, strings.Join(ids, ", "))
+}
+
+// ResolveDeploymentID returns the full ID of the one deployment of ds whose ID is id or starts with id.
+// A full ID is taken as it is (even when no such deployment exists: the caller's read then says so).
+// Errors: a prefix shorter than MinIDPrefix; ErrNotFound (wrapped) when none starts with it;
+// *AmbiguousIDError when several do.
+func ResolveDeploymentID(ctx context.Context, ds Deployments, id string) (string, error) {
+	if len(id) >= 36 {
+		return id, nil
+	}
+	if len(id) < MinIDPrefix {
+		return "", fmt.Errorf("deployment ID %q is too short: give the full ID or a unique prefix of at least %d characters (cdkx deployments list)", id, MinIDPrefix)
+	}
+	found, err := ds.ListDeployments(ctx, DeploymentFilter{IDPrefix: id, Limit: 11})
+	if err != nil {
+		return "", err
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no deployment %q: %w", id, ErrNotFound)
+	case 1:
+		return found[0].ID, nil
+	}
+	return "", &AmbiguousIDError{Prefix: id, Matches: found}
 }
 
 // Transition is a compare-and-set of a deployment's status (UpdateDeployment).
@@ -213,8 +276,9 @@ type Deployments interface {
 	// stack's queue: it sets Seq (creation order across stacks, so that runs over several stacks queue in the
 	// same order everywhere) and CreatedAt when zero. A state service also sets CreatedBy. The store
 	// computes SnapshotHash itself (SnapshotHash of Snapshot, "" without one) and refuses a deployment whose
-	// given SnapshotHash, when not "", disagrees. An ID that exists is an error, a deployment CheckCreate
-	// refuses under the store's Policy a *ForbiddenError, and then nothing is stored.
+	// given SnapshotHash, when not "", disagrees. An ID that exists is an error, a message CheckMessage
+	// refuses is an error, a deployment CheckCreate refuses under the store's Policy a *ForbiddenError, and
+	// then nothing is stored.
 	CreateDeployments(ctx context.Context, ds []*Deployment) error
 	// UpdateDeployment applies t to deployment id and returns the record after it: *TransitionError when
 	// its status is not in t.From or CheckTransition knows no such change, *ForbiddenError when
@@ -237,7 +301,7 @@ type Deployments interface {
 	// no queue has one.
 	ClaimNext(ctx context.Context, stacks []string, runner string, now time.Time) (*Deployment, error)
 	// HeartbeatDeployments sets HeartbeatAt of the PENDING, APPROVED and RUNNING deployments among ids to at,
-	// and returns every one of ids as stored (without snapshots or plans: it runs every HeartbeatEvery), so
+	// and returns every one of ids as stored (without snapshots, plans or messages: it runs every HeartbeatEvery), so
 	// that a waiter sees its place and a runner an abort request (AbortedBy on a RUNNING deployment).
 	HeartbeatDeployments(ctx context.Context, ids []string, at time.Time) ([]Deployment, error)
 	// FinishDeployment moves a RUNNING deployment to a terminal status (COMPLETED, FAILED or ABORTED) with its
@@ -245,7 +309,8 @@ type Deployments interface {
 	// *TransitionError when it is not RUNNING, *ForbiddenError when another runner claimed it (a state
 	// service knows runners by their API token and ignores runner).
 	FinishDeployment(ctx context.Context, id, runner string, status DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error
-	// ListDeployments returns the deployments f selects, newest (highest Seq) first, without snapshots.
+	// ListDeployments returns the deployments f selects (IDPrefix included), newest (highest Seq) first,
+	// without snapshots.
 	ListDeployments(ctx context.Context, f DeploymentFilter) ([]Deployment, error)
 	// GetDeployment returns one deployment with its snapshot; ErrNotFound (wrapped) when absent.
 	GetDeployment(ctx context.Context, id string) (*Deployment, error)

@@ -322,6 +322,10 @@ func (b *Backend) ListDeployments(ctx context.Context, f state.DeploymentFilter)
 		args = append(args, statuses)
 		where = append(where, fmt.Sprintf("status = ANY($%d::text[])", len(args)))
 	}
+	if f.IDPrefix != "" {
+		args = append(args, f.IDPrefix)
+		where = append(where, fmt.Sprintf("left(id, length($%d::text)) = $%d::text", len(args), len(args)))
+	}
 	q := `SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -204,6 +205,9 @@ func (b *Backend) ListDeployments(ctx context.Context, f state.DeploymentFilter)
 		}
 		q.Set("status", strings.Join(sts, ","))
 	}
+	if f.IDPrefix != "" {
+		q.Set("idPrefix", f.IDPrefix)
+	}
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
 	}
@@ -211,7 +215,8 @@ func (b *Backend) ListDeployments(ctx context.Context, f state.DeploymentFilter)
 	if err := b.call(ctx, "GET", b.cdkxPath()+"/deployments?"+q.Encode(), nil, &resp); err != nil {
 		return nil, fmt.Errorf("list deployments: %w", err)
 	}
-	return resp.Deployments, nil
+	// A server older than idPrefix ignores it: keep only what the filter selects.
+	return slices.DeleteFunc(resp.Deployments, func(d state.Deployment) bool { return !f.Match(&d) }), nil
 }
 
 // GetDeployment returns one deployment with its snapshot; ErrNotFound (wrapped) when absent.

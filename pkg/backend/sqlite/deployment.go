@@ -237,6 +237,10 @@ func (b *Backend) ListDeployments(ctx context.Context, f state.DeploymentFilter)
 			args = append(args, string(s))
 		}
 	}
+	if f.IDPrefix != "" {
+		args = append(args, len(f.IDPrefix), f.IDPrefix)
+		where = append(where, fmt.Sprintf("substr(id, 1, $%d) = $%d", len(args)-1, len(args)))
+	}
 	q := `SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")

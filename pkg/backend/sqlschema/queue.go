@@ -17,11 +17,11 @@ import (
 const QueuedStatuses = `('PENDING', 'APPROVED', 'RUNNING')`
 
 // CheckCreate returns an error when ds cannot be created under policy p: a nil deployment, an empty ID
-// or stack, an ID given twice, a deployment state.CheckCreate refuses (a status other than PROPOSED,
-// PENDING or APPROVED; a deploy not PROPOSED under the second-person rule: *state.ForbiddenError), or a
-// given SnapshotHash that is not its snapshot's. It sets each SnapshotHash to the hash of its snapshot
-// (state.BindSnapshot): the store records the hash it computed, never the caller's. IDs already stored
-// are the database's to refuse.
+// or stack, an ID given twice, a message state.CheckMessage refuses, a deployment state.CheckCreate
+// refuses (a status other than PROPOSED, PENDING or APPROVED; a deploy not PROPOSED under the
+// second-person rule: *state.ForbiddenError), or a given SnapshotHash that is not its snapshot's. It sets
+// each SnapshotHash to the hash of its snapshot (state.BindSnapshot): the store records the hash it
+// computed, never the caller's. IDs already stored are the database's to refuse.
 func CheckCreate(ds []*state.Deployment, p state.Policy) error {
 	seen := make(map[string]bool, len(ds))
 	for i, d := range ds {
@@ -36,6 +36,9 @@ func CheckCreate(ds []*state.Deployment, p state.Policy) error {
 			return fmt.Errorf("create deployments: id %s is given twice", d.ID)
 		}
 		seen[d.ID] = true
+		if err := state.CheckMessage(d.Message); err != nil {
+			return fmt.Errorf("create deployment %s: %w", d.ID, err)
+		}
 		if err := state.CheckCreate(*d, p); err != nil {
 			return err
 		}

@@ -32,10 +32,10 @@ const SnapshotColumn = `(SELECT p.snapshot FROM deployment_payloads AS p WHERE p
 
 const payloadPlan = `(SELECT p.plan FROM deployment_payloads AS p WHERE p.id = deployments.id)`
 
-// QueueColumns are DeploymentColumns with the plan left out (read as NULL): what the queue's frequent
-// reads — claims, heartbeats — need. A plan of a large stack is megabytes of JSON; decoding it on every
-// heartbeat, under the write lock, would stall the run's own commits.
-const QueueColumns = `id, stack, kind, status, message, seq, created_by, approved_by, rejected_by, aborted_by, ` +
+// QueueColumns are DeploymentColumns with the plan and the message left out (read as NULL and ”): what
+// the queue's frequent reads — claims, heartbeats — need. A plan of a large stack is megabytes of JSON;
+// decoding it on every heartbeat, under the write lock, would stall the run's own commits.
+const QueueColumns = `id, stack, kind, status, '', seq, created_by, approved_by, rejected_by, aborted_by, ` +
 	`cdkx_version, snapshot_hash, NULL, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error`
 
 // ScanDeployment scans DeploymentColumns (and then extra destinations) into a Deployment. A NULL or empty

@@ -89,9 +89,9 @@ func listed(d state.Deployment) state.Deployment {
 }
 
 // queued is d as the queue's frequent reads return it (HeartbeatDeployments, QueuedError.Ahead):
-// without snapshot or plan.
+// without snapshot, plan or message.
 func queued(d state.Deployment) state.Deployment {
-	d.Snapshot, d.Plan = nil, nil
+	d.Snapshot, d.Plan, d.Message = nil, nil, ""
 	return d
 }
 
@@ -235,6 +235,7 @@ func (c *config) testDeployments(t *testing.T, b state.Backend) {
 		{"aborted", []*state.Deployment{newDeployment("x6", "web", state.StatusAborted, 5)}},
 		{"empty id", []*state.Deployment{newDeployment("x7", "web", state.StatusPending, 5), newDeployment("", "web", state.StatusPending, 5)}},
 		{"empty stack", []*state.Deployment{newDeployment("x8", "", state.StatusPending, 5)}},
+		{"message over 4 KiB", []*state.Deployment{newDeployment("x9", "web", state.StatusPending, 5), withMessage(newDeployment("x10", "web", state.StatusProposed, 5), strings.Repeat("m", state.MaxMessageBytes+1))}},
 	}
 	for _, tt := range refused {
 		t.Run("refused "+tt.name, func(t *testing.T) {
@@ -289,6 +290,13 @@ func (c *config) testDeployments(t *testing.T, b state.Backend) {
 			{state.DeploymentFilter{Stack: "api", Statuses: []state.DeploymentStatus{pending}}, list("a2")},
 			{state.DeploymentFilter{Stack: "api", Statuses: []state.DeploymentStatus{running}}, nil},
 			{state.DeploymentFilter{Stack: "none"}, nil},
+			{state.DeploymentFilter{IDPrefix: "w"}, list("w2", "w1")},
+			{state.DeploymentFilter{IDPrefix: "a2"}, list("a2")},
+			{state.DeploymentFilter{IDPrefix: "a2x"}, nil},
+			{state.DeploymentFilter{IDPrefix: "%"}, nil},
+			{state.DeploymentFilter{IDPrefix: "_1"}, nil},
+			{state.DeploymentFilter{IDPrefix: "w", Stack: "api"}, nil},
+			{state.DeploymentFilter{IDPrefix: "w", Limit: 1}, list("w2")},
 		}
 		for _, tt := range tests {
 			got, err := b.ListDeployments(ctx, tt.f)
@@ -305,6 +313,71 @@ func (c *config) testDeployments(t *testing.T, b state.Backend) {
 			}
 		}
 	})
+}
+
+// testResolveDeploymentID: a unique prefix of state.MinIDPrefix or more characters names one deployment;
+// an ambiguous one lists the matches, a short one is refused.
+func (c *config) testResolveDeploymentID(t *testing.T, b state.Backend) {
+	mustCreate(t, b, newDeployment("3f2a9c01-aaaa", "web", state.StatusProposed, 1), newDeployment("3f2a9c02-bbbb", "web", state.StatusProposed, 2),
+		newDeployment("3f2a9d03-cccc", "api", state.StatusProposed, 3), withMessage(newDeployment("3f2a9d04-dddd", "api", state.StatusProposed, 4), strings.Repeat("m", state.MaxMessageBytes)))
+	full := "0123456789abcdef0123456789abcdef0123"
+	tests := []struct {
+		id        string
+		want      string
+		ambiguous []string
+		notFound  bool
+		short     bool
+	}{
+		{id: "3f2a9c01", want: "3f2a9c01-aaaa"},
+		{id: "3f2a9c01-aaaa", want: "3f2a9c01-aaaa"},
+		{id: "3f2a9d03", want: "3f2a9d03-cccc"},
+		{id: "3f2a9c", ambiguous: []string{"3f2a9c02-bbbb", "3f2a9c01-aaaa"}},
+		{id: "3f2a9d", ambiguous: []string{"3f2a9d04-dddd", "3f2a9d03-cccc"}},
+		{id: "3f2a9e", notFound: true},
+		{id: "3f2a9", short: true},
+		{id: "", short: true},
+		{id: full, want: full}, // a full ID is taken as it is; reading it says whether it exists
+	}
+	for _, tt := range tests {
+		got, err := state.ResolveDeploymentID(t.Context(), b, tt.id)
+		var ae *state.AmbiguousIDError
+		switch {
+		case tt.ambiguous != nil:
+			if !errors.As(err, &ae) {
+				t.Errorf("ResolveDeploymentID(%q) = %q, %v; want an *AmbiguousIDError", tt.id, got, err)
+				continue
+			}
+			var ids []string
+			for _, d := range ae.Matches {
+				ids = append(ids, d.ID)
+			}
+			if diff := cmp.Diff(tt.ambiguous, ids); diff != "" {
+				t.Errorf("ResolveDeploymentID(%q) matches (-want +got):\n%s", tt.id, diff)
+			}
+		case tt.notFound:
+			if !errors.Is(err, state.ErrNotFound) {
+				t.Errorf("ResolveDeploymentID(%q) = %q, %v; want ErrNotFound", tt.id, got, err)
+			}
+		case tt.short:
+			if err == nil || !strings.Contains(err.Error(), "at least 6 characters") {
+				t.Errorf("ResolveDeploymentID(%q) = %q, %v; want an error saying at least 6 characters", tt.id, got, err)
+			}
+		default:
+			if err != nil || got != tt.want {
+				t.Errorf("ResolveDeploymentID(%q) = %q, %v; want %q", tt.id, got, err, tt.want)
+			}
+		}
+	}
+	// A message of exactly 4 KiB is kept whole.
+	if d := mustGetDeployment(t, b, "3f2a9d04-dddd"); len(d.Message) != state.MaxMessageBytes {
+		t.Errorf("GetDeployment(3f2a9d04-dddd).Message has %d bytes, want %d", len(d.Message), state.MaxMessageBytes)
+	}
+}
+
+// withMessage returns d with message msg.
+func withMessage(d *state.Deployment, msg string) *state.Deployment {
+	d.Message = msg
+	return d
 }
 
 // testDeploymentTransitions: UpdateDeployment is a compare-and-set that records who and when, and a

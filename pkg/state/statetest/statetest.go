@@ -43,6 +43,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) state.Backend, opts ...Opti
 		{"VersionsPerStack", testVersionsPerStack},
 		{"Events", testEvents},
 		{"Deployments", c.testDeployments},
+		{"ResolveDeploymentID", c.testResolveDeploymentID},
 		{"DeploymentTransitions", c.testDeploymentTransitions},
 		{"DeploymentClaims", c.testDeploymentClaims},
 		{"FinishDeployment", c.testFinishDeployment},

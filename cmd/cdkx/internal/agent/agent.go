@@ -88,7 +88,7 @@ func loop(ctx context.Context, f *cli.Factory, cfg *cli.Config, a operation.Agen
 			failed++
 		}
 		if !cfg.JSON {
-			fmt.Fprintf(f.IO.ErrOut, "Agent: deployment %s of stack %s (created by %s) ended %s in %s", d.ID, d.Stack, d.CreatedBy, d.Status,
+			fmt.Fprintf(f.IO.ErrOut, "Agent: deployment %s of stack %s (created by %s) ended %s in %s", view.Sanitize(d.ID), view.Sanitize(d.Stack), view.Sanitize(d.CreatedBy), d.Status,
 				f.Now().Sub(start).Round(time.Millisecond))
 			if d.Error != "" {
 				fmt.Fprintf(f.IO.ErrOut, ": %s", view.Sanitize(d.Error))

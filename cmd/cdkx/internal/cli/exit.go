@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
@@ -75,10 +76,10 @@ func ExitCode(err error) int {
 func LockWaitNotice(io *IOStreams, cfg *Config) func(holder state.LockInfo, takeover string) {
 	return func(holder state.LockInfo, takeover string) {
 		if takeover != "" {
-			fmt.Fprintf(io.ErrOut, "Took over the lock of stack %s, held by %s: %s\n", holder.Stack, holder, takeover)
+			fmt.Fprintf(io.ErrOut, "Took over the lock of stack %s, held by %s: %s\n", view.Sanitize(holder.Stack), view.Sanitize(holder.String()), view.Sanitize(takeover))
 			return
 		}
-		fmt.Fprintf(io.ErrOut, "Waiting up to %s for the lock of stack %s, held by %s\n", cfg.LockTimeout, holder.Stack, holder)
+		fmt.Fprintf(io.ErrOut, "Waiting up to %s for the lock of stack %s, held by %s\n", cfg.LockTimeout, view.Sanitize(holder.Stack), view.Sanitize(holder.String()))
 	}
 }
 
@@ -90,6 +91,7 @@ func QueueWaitNotice(io *IOStreams, cfg *Config) func(*state.QueuedError) {
 			return
 		}
 		fmt.Fprintf(io.ErrOut, "Waiting up to %s for the turn of deployment %s in the queue of stack %s: position %d, behind %s %s (%s, by %s)\n",
-			cfg.LockTimeout, q.ID, q.Stack, q.Position, q.Ahead.Kind, q.Ahead.ID, q.Ahead.Status, q.Ahead.CreatedBy)
+			cfg.LockTimeout, view.Sanitize(q.ID), view.Sanitize(q.Stack), q.Position, view.Sanitize(string(q.Ahead.Kind)), view.Sanitize(q.Ahead.ID),
+			q.Ahead.Status, view.Sanitize(q.Ahead.CreatedBy))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 )
 
@@ -85,7 +86,13 @@ func PrintError(w io.Writer, err error) {
 	if err == nil || errors.Is(err, ErrSilent) || (errors.As(err, &ee) && ee.Err == nil) {
 		return
 	}
-	fmt.Fprintln(w, "error: "+err.Error())
+	// An error may carry text from records and providers: each of its lines is sanitized (its line
+	// breaks are the error's own).
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = view.Sanitize(l)
+	}
+	fmt.Fprintln(w, "error: "+strings.Join(lines, "\n"))
 	var ue *UsageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(w, "Run '%s --help' for usage.\n", ue.Command)

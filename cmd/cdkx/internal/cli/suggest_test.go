@@ -168,6 +168,8 @@ func TestPrintError(t *testing.T) {
 		{errors.New("boom"), "error: boom\n"},
 		{&cli.ExitError{Code: 3, Err: errors.New("locked")}, "error: locked\n"},
 		{&cli.UsageError{Command: "cdkx deploy", Err: errors.New("unknown flag --x")}, "error: unknown flag --x\nRun 'cdkx deploy --help' for usage.\n"},
+		{errors.New("two lines:\n  the second"), "error: two lines:\n  the second\n"},
+		{errors.New("powerdns: 422: \x1b]0;pwned\a\x1b[2J\u202e"), `error: powerdns: 422: \x1b]0;pwned\x07\x1b[2J\u202e` + "\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer

@@ -3,6 +3,8 @@ package deploy
 
 import (
 	"context"
+	"errors"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -60,8 +62,10 @@ Each run is a deployment record per stack (cdkx deployments list). A deploy queu
 behind the stack's running and queued ones and runs them here when their turn comes, waiting up to
 --lock-timeout. --no-wait only queues them, for "cdkx agent"; --propose records them as proposals
 with their plan, for someone to approve (cdkx deployments approve ID --run): no provider is called
-and no place in the queue is taken. Deployments that run later keep sensitive values encrypted with
-CDKX_SECRETS_PASSPHRASE.
+and no place in the queue is taken. A stack the plan leaves unchanged (no resource and no output to
+change) gets no deployment, with or without --no-wait and --propose: "Stack X: no changes" is
+printed instead (--json: {"stack": "X", "noChanges": true}, or "unchanged" in the summary).
+Deployments that run later keep sensitive values encrypted with CDKX_SECRETS_PASSPHRASE.
 
 Exit codes: 0 ok, 1 error, 3 a stack is locked or still queued, 4 a resource failed, 130
 interrupted or aborted.`,
@@ -136,7 +140,7 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 		if err != nil {
 			return project.RunError(f, cfg, err)
 		}
-		return view.Recorded(f.IO.Out, cfg.JSON, ds)
+		return view.Recorded(f.IO.Out, cfg.JSON, ds, unchanged(opts.Selection(stacks).Stacks, ds))
 	}
 	start := f.Now()
 	d := operation.Deploy{Passphrase: cfg.Passphrase, Env: env, Files: l.Files, Assembly: l.Assembly, Graph: l.Graph,
@@ -146,13 +150,32 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 		},
 		Confirm: project.ApprovePlan(ctx, f, cfg)}
 	res, plan, err := d.Run(ctx)
-	if err != nil {
+	if err != nil && (res == nil || !errors.As(err, new(*operation.AbortedError))) {
 		return project.RunError(f, cfg, err)
 	}
+	// A deployment aborted while the run went on: its notice was printed; the summary says what ran.
 	outputs := project.Outputs(res, plan)
-	err = project.Finish(f, cfg, "deploy", res, f.Now().Sub(start), outputs)
+	var ran []*state.Deployment
+	if res != nil {
+		for _, d := range res.Deployments {
+			ran = append(ran, d)
+		}
+	}
+	err = project.FinishSummary(f, cfg, view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start), Outputs: outputs,
+		Unchanged: unchanged(plan.Stacks, ran)})
 	if !cfg.JSON && err == nil {
 		view.Outputs(f.IO.Out, plan.Stacks, outputs)
 	}
 	return err
+}
+
+// unchanged returns the stacks of names that have no deployment among ds: those the plan left unchanged.
+func unchanged(names []string, ds []*state.Deployment) []string {
+	var out []string
+	for _, n := range names {
+		if !slices.ContainsFunc(ds, func(d *state.Deployment) bool { return d.Stack == n }) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

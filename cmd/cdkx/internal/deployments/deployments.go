@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -64,7 +65,10 @@ ended. Each stack has one queue: PENDING and APPROVED deployments run one at a t
 order; PROPOSED ones wait for approval and hold no place.
 
 Statuses: PROPOSED → APPROVED | REJECTED; PENDING | APPROVED → RUNNING → COMPLETED | FAILED;
-PENDING | APPROVED | RUNNING → ABORTED. COMPLETED, FAILED, REJECTED and ABORTED are final.`,
+PENDING | APPROVED | RUNNING → ABORTED. COMPLETED, FAILED, REJECTED and ABORTED are final.
+
+Wherever an ID is taken, a unique prefix of 6 or more characters of it will do (6f1c2a… as list
+shows it); an ambiguous prefix lists the deployments it matches.`,
 		Example: "  cdkx deploy --propose --message \"lower the TTL\"\n  cdkx deployments list --status PROPOSED\n" +
 			"  cdkx deployments approve 6f1c… --run\n  cdkx deployments compare 6f1c… 9a2b… --json",
 	}
@@ -85,8 +89,9 @@ func NewCmdList(f *cli.Factory, use string) *cobra.Command {
 		Use:   use,
 		Short: "List deployments, newest first",
 		Long: `List prints the deployment records newest first: ID, stack, kind, status, creation time, duration,
-plan (+create ~update ±replace -delete), resulting state version and who created it. With --json, a
-JSON array of the records (as "deployments show --json" prints them, without events).`,
+plan (+create ~update ±replace -delete), resulting state version, who created it and its message
+(cut to the terminal's width). With --json, a JSON array of the records (as "deployments show
+--json" prints them, without events).`,
 		Example: "  " + path + "\n  " + path + " --stack App --status PENDING,RUNNING --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -104,7 +109,8 @@ JSON array of the records (as "deployments show --json" prints them, without eve
 				if err != nil {
 					return err
 				}
-				return view.Deployments(f.IO.Out, s.cfg.JSON, ds)
+				width, _ := f.IO.Size()
+				return view.Deployments(f.IO.Out, s.cfg.JSON, ds, width)
 			})
 		},
 	}
@@ -162,23 +168,58 @@ pull-request comment.`,
 	return cmd
 }
 
-// get reads a deployment; absent is a clear error.
+// get reads a deployment, named by its ID or a unique prefix of it (resolve); absent is a clear error.
 func get(ctx context.Context, b state.Backend, id string) (*state.Deployment, error) {
-	d, err := b.GetDeployment(ctx, id)
+	full, err := resolve(ctx, b, id)
+	if err != nil {
+		return nil, err
+	}
+	d, err := b.GetDeployment(ctx, full)
 	if errors.Is(err, state.ErrNotFound) {
-		return nil, fmt.Errorf("no deployment %q; list them with cdkx deployments list", id)
+		return nil, notFound(id)
 	}
 	return d, err
 }
 
-// each applies change to each of ids and prints each deployment it returns; errors are printed as they
-// come, and the command then exits 1.
-func (s *session) each(ids []string, change func(id string) (*state.Deployment, error)) error {
+// resolve returns the full ID of the deployment id names: itself, or the one deployment whose ID starts
+// with it (state.ResolveDeploymentID). Errors say what to do: too short, none, or the matches.
+func resolve(ctx context.Context, b state.Backend, id string) (string, error) {
+	full, err := state.ResolveDeploymentID(ctx, b, id)
+	if errors.Is(err, state.ErrNotFound) {
+		return "", notFound(id)
+	}
+	var ae *state.AmbiguousIDError
+	if errors.As(err, &ae) {
+		var lines []string
+		for _, d := range ae.Matches {
+			lines = append(lines, fmt.Sprintf("  %s  %s  %s  %s", d.ID, d.Stack, d.Status, d.CreatedAt.UTC().Format(time.RFC3339)))
+		}
+		more := ""
+		if len(ae.Matches) > 10 {
+			lines, more = lines[:10], "\n  …"
+		}
+		return "", fmt.Errorf("deployment ID prefix %q is ambiguous; it matches:\n%s%s\ngive more characters of the ID", id, view.Sanitize(strings.Join(lines, "\n")), more)
+	}
+	return full, err
+}
+
+// notFound is the error for an ID no deployment has.
+func notFound(id string) error {
+	return fmt.Errorf("no deployment %q; list them with cdkx deployments list", view.Sanitize(id))
+}
+
+// each applies change to each of ids (each resolved to a full ID first) and prints each deployment it
+// returns; errors are printed as they come, and the command then exits 1.
+func (s *session) each(ctx context.Context, ids []string, change func(id string) (*state.Deployment, error)) error {
 	failed := false
 	for _, id := range ids {
-		d, err := change(id)
+		full, err := resolve(ctx, s.b, id)
+		var d *state.Deployment
+		if err == nil {
+			d, err = change(full)
+		}
 		if errors.Is(err, state.ErrNotFound) {
-			err = fmt.Errorf("no deployment %q; list them with cdkx deployments list", id)
+			err = notFound(id)
 		}
 		if err != nil {
 			fmt.Fprintf(s.f.IO.ErrOut, "error: %v\n", err)
@@ -197,7 +238,7 @@ func (s *session) each(ids []string, change func(id string) (*state.Deployment, 
 
 // transition applies t to each of ids (after check, when set, accepts the deployment).
 func (s *session) transition(ctx context.Context, ids []string, t state.Transition, check func(*state.Deployment) error) error {
-	return s.each(ids, func(id string) (*state.Deployment, error) {
+	return s.each(ctx, ids, func(id string) (*state.Deployment, error) {
 		if check != nil {
 			d, err := get(ctx, s.b, id)
 			if err != nil {
@@ -216,9 +257,9 @@ func (s *session) transition(ctx context.Context, ids []string, t state.Transiti
 func (s *session) print(d *state.Deployment) error {
 	d.Snapshot = nil
 	if s.cfg.JSON {
-		return json.NewEncoder(s.f.IO.Out).Encode(view.DeploymentOf(d))
+		return view.JSONEncoder(s.f.IO.Out).Encode(view.DeploymentOf(d))
 	}
-	fmt.Fprintf(s.f.IO.Out, "%s %s of stack %s\n", d.Status, d.ID, d.Stack)
+	fmt.Fprintf(s.f.IO.Out, "%s %s of stack %s\n", d.Status, view.Sanitize(d.ID), view.Sanitize(d.Stack))
 	return nil
 }
 
@@ -266,6 +307,9 @@ func newCmdReject(f *cli.Factory) *cobra.Command {
 		Example: "  cdkx deployments reject 6f1c… --message \"wrong zone\"",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := state.CheckMessage(message); err != nil {
+				return fmt.Errorf("--message: %w", err)
+			}
 			return with(cmd, f, func(ctx context.Context, s *session) error {
 				why := "rejected"
 				if message != "" {
@@ -287,13 +331,16 @@ func newCmdAbort(f *cli.Factory) *cobra.Command {
 		Long: `Abort ends PENDING and APPROVED deployments at once (ABORTED). A RUNNING deployment is asked to
 stop: its process starts no new step within a second, lets the provider calls in flight finish and
 records them, then records it ABORTED and exits 130. ABORTED is not undo: what ran stays; the next
-deploy converges.`,
+deploy converges. A deploy of several stacks runs one deployment per stack: aborting one of them
+while it runs ends only that one and the stacks that wait for its outputs (ABORTED, not started);
+the independent stacks run on. One aborted while the run still waits for its turn ends the run:
+its other deployments are recorded ABORTED, not run.`,
 		Example: "  cdkx deployments abort 6f1c…",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(cmd, f, func(ctx context.Context, s *session) error {
 				by := cli.CreatedBy()
-				return s.each(args, func(id string) (*state.Deployment, error) {
+				return s.each(ctx, args, func(id string) (*state.Deployment, error) {
 					d, err := s.b.UpdateDeployment(ctx, id, state.Transition{From: []state.DeploymentStatus{state.StatusPending, state.StatusApproved},
 						To: state.StatusAborted, By: by, Error: "aborted by " + by, At: f.Now().UTC()})
 					var te *state.TransitionError
@@ -301,7 +348,7 @@ deploy converges.`,
 						return d, err
 					}
 					if d, err = s.b.RequestAbort(ctx, id, by, f.Now().UTC()); err == nil && !s.cfg.JSON {
-						fmt.Fprintf(f.IO.ErrOut, "Asked the runner of %s (%s) to stop: it starts no new step and records the deployment ABORTED once its calls in flight finish.\n", id, d.Runner)
+						fmt.Fprintf(f.IO.ErrOut, "Asked the runner of %s (%s) to stop: it starts no new step and records the deployment ABORTED once its calls in flight finish.\n", id, view.Sanitize(d.Runner))
 					}
 					return d, err
 				})
@@ -379,7 +426,7 @@ With --json: {"changes": [{"resource", "path", "from", "to"}, …]}.`,
 					fmt.Fprintln(f.IO.ErrOut, "Note: encrypted values were not compared; set CDKX_SECRETS_PASSPHRASE to compare them.")
 				}
 				if s.cfg.JSON {
-					return json.NewEncoder(f.IO.Out).Encode(map[string]any{"changes": changes})
+					return view.JSONEncoder(f.IO.Out).Encode(map[string]any{"changes": changes})
 				}
 				if len(changes) == 0 {
 					fmt.Fprintln(f.IO.Out, "The two snapshots are the same.")
@@ -401,6 +448,14 @@ With --json: {"changes": [{"resource", "path", "from", "to"}, …]}.`,
 	}
 }
 
+// unchangedStack is the stack of a redeploy that recorded nothing (its plan changes nothing), else none.
+func unchangedStack(rec []*state.Deployment, stack string) []string {
+	if len(rec) > 0 {
+		return nil
+	}
+	return []string{stack}
+}
+
 func show(v any) string {
 	if v == nil {
 		return "(absent)"
@@ -419,7 +474,8 @@ func newCmdRedeploy(f *cli.Factory) *cobra.Command {
 		Short: "Propose again the snapshot of a past completed deployment (how a team reverts)",
 		Long: `Redeploy records a new PROPOSED deployment with the snapshot of a COMPLETED one, planned against the
 stack's current state: approving and running it brings the stack back to what that deployment
-deployed.`,
+deployed. When the stack already is as that deployment left it, nothing is recorded: "Stack X: no
+changes".`,
 		Example: "  cdkx deployments redeploy 6f1c… --message \"revert the TTL change\"",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -438,7 +494,7 @@ deployed.`,
 				if err != nil {
 					return err
 				}
-				return view.Recorded(f.IO.Out, s.cfg.JSON, rec)
+				return view.Recorded(f.IO.Out, s.cfg.JSON, rec, unchangedStack(rec, d.Stack))
 			})
 		},
 	}

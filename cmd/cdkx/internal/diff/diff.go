@@ -3,7 +3,6 @@ package diff
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -133,7 +132,7 @@ func diffRun(ctx context.Context, opts *Options) error {
 	}
 	switch {
 	case cfg.JSON:
-		if err := json.NewEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {
+		if err := view.JSONEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {
 			return err
 		}
 	case opts.Format == view.FormatMarkdown:

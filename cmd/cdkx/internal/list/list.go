@@ -3,7 +3,6 @@ package list
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -93,7 +92,7 @@ func listRun(_ context.Context, opts *Options) error {
 		for _, as := range a.Assets {
 			out.Assets = append(out.Assets, as.ID)
 		}
-		if err := json.NewEncoder(f.IO.Out).Encode(out); err != nil {
+		if err := view.JSONEncoder(f.IO.Out).Encode(out); err != nil {
 			return err
 		}
 		return exitOnErrors(ds)

@@ -143,7 +143,7 @@ func printStacks(ctx context.Context, opts *Options, b state.Backend, names []st
 		}
 	}
 	if opts.Config.JSON {
-		return json.NewEncoder(opts.F.IO.Out).Encode(all) // maps marshal with sorted keys
+		return view.JSONEncoder(opts.F.IO.Out).Encode(all) // maps marshal with sorted keys
 	}
 	switch {
 	case len(names) == 0:

@@ -27,7 +27,13 @@ func Env(f *cli.Factory, cfg *cli.Config, b state.Backend, reg *engine.Registry)
 		NewView: func(stacks, types, ids []string) operation.View { return Events(f, cfg, stacks, types, ids) },
 	}
 	if !cfg.JSON {
-		env.Notice = func(line string) { fmt.Fprintln(f.IO.ErrOut, line) }
+		env.Notice = func(text string) { // it may name records (an abort's author): sanitized, line by line
+			lines := strings.Split(text, "\n")
+			for i, l := range lines {
+				lines[i] = view.Sanitize(l)
+			}
+			fmt.Fprintln(f.IO.ErrOut, strings.Join(lines, "\n"))
+		}
 		env.OnInterrupt = func(inFlight int64) {
 			fmt.Fprintf(f.IO.ErrOut, "\nInterrupt received: no new step starts; %d provider call(s) in flight finish and are recorded. Press Ctrl-C again to quit at once (pending operations stay in state).\n", inFlight)
 		}
@@ -65,9 +71,17 @@ const liveRefresh = 200 * time.Millisecond
 // how it ended: nil, or an *cli.ExitError for failures (4) and interrupts (130). stderr is the terminal
 // again, no longer the run's table.
 func Finish(f *cli.Factory, cfg *cli.Config, command string, res *engine.Result, elapsed time.Duration, outputs map[string]map[string]any) error {
-	Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: command, Result: res, Elapsed: elapsed, Outputs: outputs})
+	return FinishSummary(f, cfg, view.Summary{Command: command, Result: res, Elapsed: elapsed, Outputs: outputs})
+}
+
+// FinishSummary is Finish with the whole summary (a deploy's unchanged stacks).
+func FinishSummary(f *cli.Factory, cfg *cli.Config, s view.Summary) error {
+	Events(f, cfg, nil, nil, nil).Summary(s)
 	endView(f)
-	if err := res.Err(); err != nil {
+	if s.Result == nil {
+		return nil
+	}
+	if err := s.Result.Err(); err != nil {
 		return &cli.ExitError{Code: cli.ExitCode(err)}
 	}
 	return nil
@@ -130,12 +144,17 @@ func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
 // out); empty when either is nil.
 func Outputs(res *engine.Result, plan *planner.Plan) map[string]map[string]any {
 	out := map[string]map[string]any{}
-	if res == nil || plan == nil {
+	if plan == nil {
 		return out
+	}
+	if res == nil {
+		res = &engine.Result{}
 	}
 	for _, name := range plan.Stacks {
 		if st := res.Stacks[name]; st != nil && len(st.Outputs) > 0 {
 			out[name] = st.Outputs
+		} else if st == nil && !plan.StackChanges(name) && len(plan.Outputs[name]) > 0 {
+			out[name] = plan.Outputs[name] // a stack left unchanged, not run: its recorded outputs
 		}
 	}
 	return out

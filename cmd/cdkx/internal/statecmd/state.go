@@ -3,7 +3,6 @@ package statecmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
@@ -94,7 +94,7 @@ func exportRun(ctx context.Context, opts *ExportOptions) error {
 		return err
 	}
 	defer func() { _ = b.Close() }() // read only: nothing to lose
-	enc := json.NewEncoder(opts.F.IO.Out)
+	enc := view.JSONEncoder(opts.F.IO.Out)
 	enc.SetIndent("", "  ")
 	if opts.Stack == "" {
 		names, err := b.ListStacks(ctx)

@@ -4,7 +4,6 @@ package validate
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -81,7 +80,7 @@ func validateRun(_ context.Context, opts *Options) error {
 		}
 	}
 	if cfg.JSON {
-		if err := json.NewEncoder(f.IO.Out).Encode(res); err != nil {
+		if err := view.JSONEncoder(f.IO.Out).Encode(res); err != nil {
 			return err
 		}
 	} else {

@@ -1,11 +1,13 @@
 package view
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
@@ -33,9 +35,17 @@ type RecordedJSON struct {
 	Plan   PlanCounts             `json:"plan"`
 }
 
-// Recorded prints the deployments just recorded: one JSON object per line with asJSON, else one line each.
-func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment) error {
-	enc := json.NewEncoder(w)
+// UnchangedJSON is what deploy --propose and --no-wait print with --json for a stack the plan leaves
+// unchanged, for which no deployment was recorded: {"stack": "Db", "noChanges": true}.
+type UnchangedJSON struct {
+	Stack     string `json:"stack"`
+	NoChanges bool   `json:"noChanges"`
+}
+
+// Recorded prints the deployments just recorded, then the stacks left unchanged (no deployment): one
+// JSON object per line with asJSON, else one line each ("Stack X: no changes").
+func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment, unchanged []string) error {
+	enc := JSONEncoder(w)
 	for _, d := range ds {
 		c := countsOf(d.Plan)
 		if asJSON {
@@ -45,7 +55,16 @@ func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment) error {
 			continue
 		}
 		fmt.Fprintf(w, "%s %s of stack %s: %d to create, %d to update, %d to replace, %d to delete\n",
-			d.Status, d.ID, d.Stack, c.Create, c.Update, c.Replace, c.Delete)
+			d.Status, Sanitize(d.ID), Sanitize(d.Stack), c.Create, c.Update, c.Replace, c.Delete)
+	}
+	for _, s := range unchanged {
+		if asJSON {
+			if err := enc.Encode(UnchangedJSON{Stack: s, NoChanges: true}); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(w, "Stack %s: no changes\n", Sanitize(s))
 	}
 	return nil
 }
@@ -97,19 +116,23 @@ func DeploymentOf(d *state.Deployment) DeploymentJSON {
 		CdkxVersion: d.CdkxVersion, Runner: d.Runner, Error: d.Error}
 }
 
-// Deployments prints a list of deployments: a JSON array with asJSON, else a table.
-func Deployments(w io.Writer, asJSON bool, ds []state.Deployment) error {
+// minMessageWidth is the fewest cells `deployments list` gives a message, however narrow the terminal.
+const minMessageWidth = 24
+
+// Deployments prints a list of deployments: a JSON array with asJSON, else a table whose last column,
+// MESSAGE, is cut (with …) so that each line fits width cells, keeping at least minMessageWidth of it.
+// Every value is sanitized.
+func Deployments(w io.Writer, asJSON bool, ds []state.Deployment, width int) error {
 	if asJSON {
 		out := make([]DeploymentJSON, 0, len(ds))
 		for i := range ds {
 			out = append(out, DeploymentOf(&ds[i]))
 		}
-		enc := json.NewEncoder(w)
+		enc := JSONEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTACK\tKIND\tSTATUS\tCREATED\tDURATION\tPLAN\tVERSION\tBY")
+	rows := [][]string{{"ID", "STACK", "KIND", "STATUS", "CREATED", "DURATION", "PLAN", "VERSION", "BY", "MESSAGE"}}
 	for _, d := range ds {
 		dur := "-"
 		if !d.FinishedAt.IsZero() && !d.StartedAt.IsZero() {
@@ -119,17 +142,41 @@ func Deployments(w io.Writer, asJSON bool, ds []state.Deployment) error {
 		if d.Plan != nil {
 			plan = fmt.Sprintf("+%d ~%d ±%d -%d", d.Plan.Create, d.Plan.Update, d.Plan.Replace, d.Plan.Delete)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", d.ID, d.Stack, d.Kind, d.Status,
-			d.CreatedAt.UTC().Format(time.RFC3339), dur, plan, d.Version, d.CreatedBy)
+		rows = append(rows, []string{Sanitize(d.ID), Sanitize(d.Stack), Sanitize(string(d.Kind)), Sanitize(string(d.Status)),
+			d.CreatedAt.UTC().Format(time.RFC3339), dur, plan, fmt.Sprint(d.Version), Sanitize(d.CreatedBy), Sanitize(d.Message)})
 	}
-	return tw.Flush()
+	last := len(rows[0]) - 1
+	widths := make([]int, last)
+	for _, r := range rows {
+		for i, c := range r[:last] {
+			widths[i] = max(widths[i], ansi.StringWidth(c))
+		}
+	}
+	prefix := 0
+	for _, n := range widths {
+		prefix += n + 2
+	}
+	room := max(width-prefix, minMessageWidth)
+	var b strings.Builder
+	for _, r := range rows {
+		b.Reset()
+		for i, c := range r[:last] {
+			b.WriteString(c)
+			b.WriteString(strings.Repeat(" ", widths[i]-ansi.StringWidth(c)+2))
+		}
+		b.WriteString(ansi.Truncate(r[last], room, "…"))
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Deployment prints one deployment and its events: JSON with asJSON, else a readable block and its
 // recorded plan as diff prints a plan (RecordedPlan).
 func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Event) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
+		enc := JSONEncoder(w)
 		enc.SetIndent("", "  ")
 		if events == nil {
 			events = []state.Event{}
@@ -137,9 +184,9 @@ func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Ev
 		return enc.Encode(ShowJSON{DeploymentJSON: DeploymentOf(d), Events: events})
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	row := func(k, v string) {
+	row := func(k, v string) { // every value from the record is sanitized: none forges a row or moves the cursor
 		if v != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", k, v)
+			fmt.Fprintf(tw, "%s:\t%s\n", k, Sanitize(v))
 		}
 	}
 	ts := func(t time.Time) string {

@@ -37,6 +37,9 @@ type Summary struct {
 	Outputs     map[string]map[string]any // stack → outputs (deploy)
 	Err         error
 	Interrupted bool
+	// Unchanged are the stacks a deploy left alone because its plan changes nothing in them (no
+	// deployment was recorded for them): each gets a "Stack X: no changes" line.
+	Unchanged []string
 }
 
 // Table shows a run's events on stderr, one row per event: `<time> <stack> <type> <logicalId> <status>
@@ -476,9 +479,15 @@ func (t *Table) Summary(s Summary) {
 	if t.opt.Live {
 		w, _ = t.size()
 	}
+	for _, stack := range s.Unchanged {
+		fmt.Fprintf(&b, "Stack %s: no changes\n", Sanitize(stack))
+	}
 	b.WriteString("\n")
 	res := s.Result
 	counts := countLine(res)
+	if res == nil && len(s.Unchanged) > 0 {
+		counts = "no changes"
+	}
 	switch {
 	case res != nil && len(res.Failures) > 0:
 		fmt.Fprintf(&b, "%s %s failed: %s (%s)\n", t.pal.bad.Render("✗"), title(s.Command), counts, round(s.Elapsed))
@@ -658,7 +667,7 @@ type JSONLines struct {
 }
 
 // NewJSONLines returns a renderer writing to w.
-func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{enc: json.NewEncoder(w)} }
+func NewJSONLines(w io.Writer) *JSONLines { return &JSONLines{enc: JSONEncoder(w)} }
 
 type jsonEvent struct {
 	Kind string `json:"kind"`
@@ -694,6 +703,8 @@ type jsonSummary struct {
 	ElapsedMS   int64                     `json:"elapsedMs"`
 	NotStarted  int                       `json:"notStarted"`
 	Replaced    int                       `json:"replaced"`
+	// Unchanged are the stacks left alone with no deployment (Summary.Unchanged).
+	Unchanged []string `json:"unchanged,omitempty"`
 }
 
 // Summary writes the final object.
@@ -701,7 +712,8 @@ func (j *JSONLines) Summary(s Summary) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	out := jsonSummary{Kind: "summary", Command: s.Command, Status: "succeeded", Counts: map[string]int{},
-		Failures: []jsonFailure{}, Deployments: map[string]string{}, Outputs: s.Outputs, ElapsedMS: s.Elapsed.Milliseconds()}
+		Failures: []jsonFailure{}, Deployments: map[string]string{}, Outputs: s.Outputs, ElapsedMS: s.Elapsed.Milliseconds(),
+		Unchanged: s.Unchanged}
 	if res := s.Result; res != nil {
 		for k, v := range res.Counts {
 			out.Counts[string(k)] = v

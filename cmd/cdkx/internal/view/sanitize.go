@@ -1,9 +1,12 @@
 package view
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -58,4 +61,58 @@ func needsEscape(s string) bool {
 // escape reports whether r must not reach a terminal as it is.
 func escape(r rune) bool {
 	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// JSONEncoder returns an encoder that writes to w JSON whose strings show, as \uXXXX escapes, the
+// characters Sanitize escapes and encoding/json leaves as they are: invisible formatting characters such
+// as the bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069), zero-width characters and
+// the like. The JSON means the same; a terminal or a reviewer's editor that shows it shows no hidden
+// reordering. Every --json output goes through it.
+func JSONEncoder(w io.Writer) *json.Encoder {
+	return json.NewEncoder(jsonEscaper{w})
+}
+
+// jsonEscaper escapes, in each Write (one whole JSON value from json.Encoder), the characters escape
+// reports outside ASCII. encoding/json already escapes control characters, U+2028 and U+2029.
+type jsonEscaper struct{ w io.Writer }
+
+func (j jsonEscaper) Write(p []byte) (int, error) {
+	if _, err := j.w.Write(EscapeJSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// EscapeJSON returns encoded JSON b with every non-ASCII character that escape reports written as a
+// \uXXXX escape (a surrogate pair above U+FFFF). Outside strings JSON holds only ASCII, so only strings
+// change, and only in form. b is returned as it is when nothing needs it.
+func EscapeJSON(b []byte) []byte {
+	needs := false
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r >= utf8.RuneSelf && r != utf8.RuneError && escape(r) {
+			needs = true
+			break
+		}
+		i += size
+	}
+	if !needs {
+		return b
+	}
+	out := make([]byte, 0, len(b)+32)
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r >= utf8.RuneSelf && r != utf8.RuneError && escape(r):
+			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
+				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			}
+		default:
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	return out
 }
