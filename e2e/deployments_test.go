@@ -471,13 +471,20 @@ func depCheckRunOrder(t *testing.T, what string, ds []depDeployment) (inversions
 // approval with --run, compare, 6 --no-wait deploys drained by one agent, and a stale proposal; stack Big
 // (300 record sets, through a proxy that slows PowerDNS down) is aborted mid-run and converges after.
 func TestDeploymentsScenario(t *testing.T) {
+	depOnPDNS(t, depScenario)
+}
+
+// depOnPDNS runs test as a subtest on each backend (depBackends), with a rig of the real cdkx binary
+// whose environment points at the private PowerDNS.
+func depOnPDNS(t *testing.T, test func(t *testing.T, r *depRig, p pdns)) {
+	t.Helper()
 	p := depPDNS(t)
 	bin := svcBuild(t)
 	for _, backend := range depBackends {
 		t.Run(backend, func(t *testing.T) {
 			r := depOpen(t, bin, backend)
 			r = r.with("PDNS_API_URL="+p.apiURL, "PDNS_API_KEY="+p.apiKey, "PDNS_SERVER_ID="+p.serverID)
-			depScenario(t, r, p)
+			test(t, r, p)
 		})
 	}
 }
@@ -900,15 +907,7 @@ func depCheckRanOnce(t *testing.T, r *depRig, id string, n int) {
 // timeout (10 s, plus a little), while the holder still runs, and the one behind it runs once the holder
 // is done.
 func TestDeploymentsKilledWaiter(t *testing.T) {
-	p := depPDNS(t)
-	bin := svcBuild(t)
-	for _, backend := range depBackends {
-		t.Run(backend, func(t *testing.T) {
-			r := depOpen(t, bin, backend)
-			r = r.with("PDNS_API_URL="+p.apiURL, "PDNS_API_KEY="+p.apiKey, "PDNS_SERVER_ID="+p.serverID)
-			depKilledWaiter(t, r, p)
-		})
-	}
+	depOnPDNS(t, depKilledWaiter)
 }
 
 func depKilledWaiter(t *testing.T, r *depRig, p pdns) {

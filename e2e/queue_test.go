@@ -129,17 +129,11 @@ func queueLines(t *testing.T, stdout string) []map[string]any {
 // ID prefixes (short, unknown, ambiguous, unique), a 5 KiB message refused, and a message with an escape
 // sequence, a forged line and a bidirectional override shown sanitized (text and JSON).
 func TestQueueTidy(t *testing.T) {
-	p := depPDNS(t)
-	bin := svcBuild(t)
-	for _, backend := range depBackends {
-		t.Run(backend, func(t *testing.T) {
-			r := depOpen(t, bin, backend)
-			r = r.with("PDNS_API_URL="+p.apiURL, "PDNS_API_KEY="+p.apiKey, "PDNS_SERVER_ID="+p.serverID)
-			depFreshZone(t, p, "qa-"+backend+".test.")
-			depFreshZone(t, p, "qb-"+backend+".test.")
-			queueTidy(t, r)
-		})
-	}
+	depOnPDNS(t, func(t *testing.T, r *depRig, p pdns) {
+		depFreshZone(t, p, "qa-"+r.backend+".test.")
+		depFreshZone(t, p, "qb-"+r.backend+".test.")
+		queueTidy(t, r)
+	})
 }
 
 func queueTidy(t *testing.T, r *depRig) {

@@ -18,15 +18,7 @@ import (
 )
 
 func TestReviewLoop(t *testing.T) {
-	p := depPDNS(t)
-	bin := svcBuild(t)
-	for _, backend := range depBackends {
-		t.Run(backend, func(t *testing.T) {
-			r := depOpen(t, bin, backend)
-			r = r.with("PDNS_API_URL="+p.apiURL, "PDNS_API_KEY="+p.apiKey, "PDNS_SERVER_ID="+p.serverID)
-			reviewLoop(t, r, p)
-		})
-	}
+	depOnPDNS(t, reviewLoop)
 }
 
 func reviewLoop(t *testing.T, r *depRig, p pdns) {

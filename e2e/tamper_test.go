@@ -38,63 +38,61 @@ import (
 //
 //	go test -tags e2e -run TestDeploymentsTampered -count=1 -v ./e2e/
 func TestDeploymentsTampered(t *testing.T) {
-	p := depPDNS(t)
-	bin := svcBuild(t)
-	for _, backend := range depBackends {
-		t.Run(backend, func(t *testing.T) {
-			r := depOpen(t, bin, backend)
-			r = r.with("PDNS_API_URL="+p.apiURL, "PDNS_API_KEY="+p.apiKey, "PDNS_SERVER_ID="+p.serverID)
-			zone := "tamper-" + backend + ".test."
-			depFreshZone(t, p, zone)
-			reviewed := depWriteZone(t, filepath.Join(r.dir, "reviewed"), "Dns", zone, []depRecord{
-				{id: depWww, name: "www." + zone, ttl: 300, records: []string{"127.0.0.10"}},
-			})
-			evil := depWriteZone(t, filepath.Join(r.dir, "evil"), "Dns", zone, []depRecord{
-				{id: depWww, name: "www." + zone, ttl: 300, records: []string{"127.0.0.66"}},
-				{id: depAPI, name: "evil." + zone, ttl: 300, records: []string{"127.0.0.66"}},
-			})
-			pr := r.record(reviewed, "--propose", "--message", "create www")
-			other := r.record(evil, "--propose", "--message", "the snapshot an attacker swaps in")
-			if backend == "server" {
-				pr.ID = tamperThroughAPI(t, r, pr.ID, other.ID)
-			}
-			r.want(0, "deployments", "approve", pr.ID)
-			if backend != "server" {
-				tamperRow(t, r, pr.ID, other.ID)
-			}
-
-			runs := [][]string{{"deployments", "run", pr.ID}, {"deployments", "run", pr.ID, "--replan"}}
-			if backend == "server" {
-				// The snapshot matches its hash: the run claims it, plans, refuses and records it FAILED.
-				runs = runs[:1]
-			}
-			for _, args := range runs {
-				res := r.want(1, args...)
-				if !strings.Contains(res.stderr, "tampered") {
-					t.Errorf("cdkx %s: exit 1 without saying tampered:\n%s", strings.Join(args, " "), res.output())
-				}
-				if backend == "server" && !strings.Contains(res.stderr, "Dns/"+depAPI+": not in the approved plan") {
-					t.Errorf("cdkx %s: the refusal does not list the step nobody reviewed:\n%s", strings.Join(args, " "), res.output())
-				}
-				t.Logf("cdkx %s: exit 1: %s", strings.Join(args, " "), strings.TrimSpace(res.stderr))
-				if ok, err := p.zoneExists(zone); err != nil || ok {
-					t.Fatalf("after cdkx %s: zone %s exists at PowerDNS (%v): a provider was called", strings.Join(args, " "), zone, err)
-				}
-			}
-			if backend != "server" {
-				// Refused before its claim, it is still APPROVED: an agent claims it, refuses it, records it FAILED.
-				res := r.run("agent", "--once")
-				t.Logf("cdkx agent --once: exit %d:\n%s", res.code, res.output())
-			}
-			d := r.show(pr.ID)
-			if d.Status != "FAILED" || !strings.Contains(d.Error, "tampered") {
-				t.Errorf("after the runs: %s is %s (%q), want FAILED as tampered", pr.ID, d.Status, d.Error)
-			}
-			if ok, err := p.zoneExists(zone); err != nil || ok {
-				t.Errorf("after cdkx agent --once: zone %s exists at PowerDNS (%v): a provider was called", zone, err)
-			}
+	depOnPDNS(t, func(t *testing.T, r *depRig, p pdns) {
+		backend := r.backend
+		zone := "tamper-" + backend + ".test."
+		depFreshZone(t, p, zone)
+		reviewed := depWriteZone(t, filepath.Join(r.dir, "reviewed"), "Dns", zone, []depRecord{
+			{id: depWww, name: "www." + zone, ttl: 300, records: []string{"127.0.0.10"}},
 		})
-	}
+		evil := depWriteZone(t, filepath.Join(r.dir, "evil"), "Dns", zone, []depRecord{
+			{id: depWww, name: "www." + zone, ttl: 300, records: []string{"127.0.0.66"}},
+			{id: depAPI, name: "evil." + zone, ttl: 300, records: []string{"127.0.0.66"}},
+		})
+		pr := r.record(reviewed, "--propose", "--message", "create www")
+		other := r.record(evil, "--propose", "--message", "the snapshot an attacker swaps in")
+		if backend == "server" {
+			pr.ID = tamperThroughAPI(t, r, pr.ID, other.ID)
+		}
+		r.want(0, "deployments", "approve", pr.ID)
+		if backend != "server" {
+			tamperRow(t, r, pr.ID, other.ID)
+		}
+
+		runs := [][]string{{"deployments", "run", pr.ID}, {"deployments", "run", pr.ID, "--replan"}}
+		if backend == "server" {
+			// The snapshot matches its hash: the run claims it, plans, refuses and records it FAILED.
+			runs = runs[:1]
+		}
+		for _, args := range runs {
+			res := r.want(1, args...)
+			if !strings.Contains(res.stderr, "tampered") {
+				t.Errorf("cdkx %s: exit 1 without saying tampered:\n%s", strings.Join(args, " "), res.output())
+			}
+			if backend == "server" && !strings.Contains(res.stderr, "Dns/"+depAPI+": not in the approved plan") {
+				t.Errorf("cdkx %s: the refusal does not list the step nobody reviewed:\n%s", strings.Join(args, " "), res.output())
+			}
+			if backend == "server" && !strings.Contains(res.stderr, `approved ["127.0.0.10"], now ["127.0.0.66"]`) {
+				t.Errorf("cdkx %s: the refusal does not name www's changed address:\n%s", strings.Join(args, " "), res.output())
+			}
+			t.Logf("cdkx %s: exit 1: %s", strings.Join(args, " "), strings.TrimSpace(res.stderr))
+			if ok, err := p.zoneExists(zone); err != nil || ok {
+				t.Fatalf("after cdkx %s: zone %s exists at PowerDNS (%v): a provider was called", strings.Join(args, " "), zone, err)
+			}
+		}
+		if backend != "server" {
+			// Refused before its claim, it is still APPROVED: an agent claims it, refuses it, records it FAILED.
+			res := r.run("agent", "--once")
+			t.Logf("cdkx agent --once: exit %d:\n%s", res.code, res.output())
+		}
+		d := r.show(pr.ID)
+		if d.Status != "FAILED" || !strings.Contains(d.Error, "tampered") {
+			t.Errorf("after the runs: %s is %s (%q), want FAILED as tampered", pr.ID, d.Status, d.Error)
+		}
+		if ok, err := p.zoneExists(zone); err != nil || ok {
+			t.Errorf("after cdkx agent --once: zone %s exists at PowerDNS (%v): a provider was called", zone, err)
+		}
+	})
 }
 
 // tamperRow writes, with SQL, the snapshot of deployment from into the row of deployment id (the SQLite
