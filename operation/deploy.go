@@ -123,9 +123,15 @@ func LoadState(ctx context.Context, b state.Backend, a *assembly.Assembly, stack
 // CalledProviders returns the providers the plan will call: those of every step that is not a no-op,
 // old providers of replacements included, sorted.
 func CalledProviders(p *planner.Plan) []string {
+	return planProviders(p, false)
+}
+
+// planProviders returns the providers of p's steps (with same: those of the resources it leaves alone
+// too), old providers of replacements included, sorted.
+func planProviders(p *planner.Plan, same bool) []string {
 	var out []string
 	for _, s := range append(slices.Clone(p.Steps), p.Deletes...) {
-		if s.Op == planner.OpSame {
+		if s.Op == planner.OpSame && !same {
 			continue
 		}
 		out = append(out, s.Provider)

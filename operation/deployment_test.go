@@ -253,6 +253,7 @@ func TestAbortRunning(t *testing.T) {
 // hash were both changed (the plan made now differs while the stack did not move); --replan never
 // accepts it.
 func TestTamperedDeployment(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name string

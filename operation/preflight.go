@@ -12,8 +12,8 @@ import (
 )
 
 // CheckedPlan is Plan followed by Preflight: it plans sel's stacks of a against st and asks every provider
-// the plan calls to check its credentials and the planned resources, by reads only, before anything is
-// changed. What a provider would refuse joins the plan's diagnostics, at its template file and JSON path,
+// of the plan's resources to check its credentials and the planned resources, by reads only, before
+// anything is changed. What a provider would refuse joins the plan's diagnostics, at its template file and JSON path,
 // and the plan is then nil, as for any plan error. err is a provider's: its configuration (an unset API
 // URL), its *resource.CredentialsError, or a failed read.
 func CheckedPlan(ctx context.Context, a *assembly.Assembly, g *planner.Graph, sel Selection, st map[string]*state.Stack,
@@ -34,9 +34,11 @@ func CheckedPlan(ctx context.Context, a *assembly.Assembly, g *planner.Graph, se
 	return plan, ds, nil
 }
 
-// Preflight calls the Preflight of every provider plan calls (CalledProviders), in name order, with the
-// resources the plan creates, updates or replaces with it, and returns what they would refuse as
-// diagnostics at each resource's template file and JSON path. The error is the first provider's error.
+// Preflight calls the Preflight of every provider of the plan's resources, in name order — those it
+// leaves alone too, so that a plan with nothing to change (a CI diff step) still fails on broken
+// credentials — with the resources the plan creates, updates or replaces with it, and returns what they
+// would refuse as diagnostics at each resource's template file and JSON path. The error is the first
+// provider's error.
 func Preflight(ctx context.Context, reg *engine.Registry, plan *planner.Plan) (diag.Diagnostics, error) {
 	resources := map[string][]resource.PreflightResource{}
 	for _, s := range plan.Steps {
@@ -46,7 +48,7 @@ func Preflight(ctx context.Context, reg *engine.Registry, plan *planner.Plan) (d
 		resources[s.Provider] = append(resources[s.Provider], resource.PreflightResource{Stack: s.Stack, LogicalID: s.LogicalID,
 			Type: s.Type, Properties: s.Inputs, Creates: s.Op != planner.OpUpdate})
 	}
-	problems, err := reg.Preflight(ctx, CalledProviders(plan), resources)
+	problems, err := reg.Preflight(ctx, planProviders(plan, true), resources)
 	if err != nil {
 		return nil, err
 	}

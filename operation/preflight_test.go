@@ -110,3 +110,22 @@ func TestDestroyChecksCredentials(t *testing.T) {
 		t.Errorf("deployments: %d (%v), want only the deploy's", len(ds), err)
 	}
 }
+
+// TestNoChangeChecksCredentials: a deploy with nothing to change still checks the credentials of the
+// providers of the resources it leaves alone, so that a CI step over an unchanged stack fails on broken
+// credentials instead of passing.
+func TestNoChangeChecksCredentials(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	fx := newFixture(t, 0)
+	sel := operation.Selection{Stacks: []string{"S"}}
+	if _, _, err := (operation.Deploy{Env: fx.env, Assembly: assemblyOf(2), Selection: sel}).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	refused := &resource.CredentialsError{Provider: "fake", Variables: "FAKE_TOKEN", Err: errors.New("401")}
+	calls, _ := checking(fx, func(resource.PreflightRequest) ([]resource.PreflightProblem, error) { return nil, refused })
+	_, _, err := operation.Deploy{Env: fx.env, Assembly: assemblyOf(2), Selection: sel}.Run(ctx)
+	if !errors.Is(err, refused) || calls.Load() != 1 {
+		t.Errorf("Deploy with nothing to change = %v, Preflight called %d times; want the credentials error after one call", err, calls.Load())
+	}
+}

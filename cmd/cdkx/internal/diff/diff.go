@@ -111,7 +111,8 @@ func diffRun(ctx context.Context, opts *Options) error {
 	} else if n := pendingIn(st, stacks); n > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
 	}
-	// The providers the plan calls check their credentials and what they would refuse, by reads only.
+	// The providers of the plan's resources (left alone or not) check their credentials and what they
+	// would refuse, by reads only.
 	plan, ds, err := operation.CheckedPlan(ctx, l.Assembly, l.Graph, opts.Selection(stacks), st, l.Registry)
 	if err != nil {
 		return project.RunError(f, cfg, err)
