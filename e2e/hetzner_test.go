@@ -375,10 +375,13 @@ func TestHetznerLifecycle(t *testing.T) {
 	if step.Op != "replace" {
 		t.Errorf("an image change is planned as %q (%s), want replace", step.Op, step.Reason)
 	}
-	// "replacement" comes with the plan view's replacement marks (issue 19, point 4), built on another
-	// branch: until that branch is merged the field is absent and only its value is checked when present.
-	if step.Replacement != nil && *step.Replacement != "delete-first" {
-		t.Errorf("the server's replacement is planned %q, want delete-first (its name stays)", *step.Replacement)
+	if step.Replacement == nil || *step.Replacement != "delete-first" {
+		t.Errorf("the server's replacement is planned %v, want delete-first (its name stays)", step.Replacement)
+	}
+	// The text plan marks it -/+ delete first and says what is lost.
+	if out := r.must(0, "diff", "--app", app); !strings.Contains(out, "-/+ Hetzner::Compute::Server "+server+" (replace, delete first:") ||
+		!strings.Contains(out, "# its disk and all data on it are lost") {
+		t.Errorf("diff of an image change does not show the server's -/+ delete-first replacement and its lost disk:\n%s", out)
 	}
 	r.must(0, "deploy", "--app", app, "--yes") // a replacement needs approval
 	after := serverNamed(t, f, "e2e-app-server")
