@@ -35,9 +35,6 @@ type Config struct {
 	// ProviderConcurrency bounds the calls in flight to one provider, within Concurrency: cdkx.json's
 	// "concurrency": {"<provider>": N}, overridden by CDKX_CONCURRENCY_<PROVIDER>=N. Empty when unset.
 	ProviderConcurrency map[string]int
-	// RequireSecondPerson refuses an approval by the proposal's own author: cdkx.json's
-	// "approval": {"requireSecondPerson": true}.
-	RequireSecondPerson bool
 	// Passphrase seals and opens the sensitive values of deployment snapshots (CDKX_SECRETS_PASSPHRASE).
 	Passphrase string
 	// RequireApproval says which plans ask for a confirmation before they run (--require-approval,
@@ -140,7 +137,6 @@ func LoadConfig(fs *pflag.FlagSet, getenv func(string) string) (*Config, error) 
 		c.App = file.app()
 	}
 	c.ProviderConcurrency = file.Concurrency
-	c.RequireSecondPerson = file.Approval.RequireSecondPerson
 	c.Passphrase = getenv("CDKX_SECRETS_PASSPHRASE")
 	c.Yes = v.GetBool("yes") || v.GetBool("auto-approve")
 	c.ShowUnchanged = v.GetBool("show-unchanged")
