@@ -68,12 +68,18 @@ func checkSnapshot(d *state.Deployment) error {
 // planDifferences lists, one line per resource, how plan now differs from the approved one: a step is
 // the same only when its whole record is (every field, compared as canonical JSON, keyed by resource
 // and op), so that any value a step records binds the approval. A line names the values that differ
-// (valueDifferences) and then any other field.
+// (valueDifferences) and then any other field. An approved plan without Values (recorded by an older
+// cdkx) binds only what it recorded: each step's resource, type, op, paths and digest (state.LegacyStep).
 func planDifferences(approved, now *state.Plan) []string {
+	// An approved plan recorded before plans carried values is compared by what it carried.
+	legacy := approved != nil && !approved.Values && len(approved.Steps) > 0
 	index := func(p *state.Plan) map[string]state.PlanStep {
 		m := map[string]state.PlanStep{}
 		if p != nil {
 			for _, s := range p.Steps {
+				if legacy {
+					s = state.LegacyStep(s)
+				}
 				m[s.Resource+" "+s.Op] = s
 			}
 		}

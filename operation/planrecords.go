@@ -19,12 +19,12 @@ import (
 func PlanRecords(p *planner.Plan) map[string]*state.Plan {
 	out := map[string]*state.Plan{}
 	for _, name := range p.Stacks {
-		out[name] = &state.Plan{Steps: []state.PlanStep{}}
+		out[name] = &state.Plan{Steps: []state.PlanStep{}, Values: true}
 	}
 	for _, s := range append(slices.Clone(p.Steps), p.Deletes...) {
 		rec := out[s.Stack]
 		if rec == nil {
-			rec = &state.Plan{Steps: []state.PlanStep{}}
+			rec = &state.Plan{Steps: []state.PlanStep{}, Values: true}
 			out[s.Stack] = rec
 		}
 		switch s.Op {

@@ -71,6 +71,16 @@ type Plan struct {
 	// SnapshotHash is the SHA-256 (hex) of the snapshot the plan was made from (SnapshotHash); stores
 	// refuse a deployment whose plan names another snapshot than its own (BindSnapshot).
 	SnapshotHash string `json:"snapshotHash,omitempty"`
+	// Values is set on plans whose steps carry values (changes, inputs, replacement, notes). Plans recorded
+	// by older cdkx versions carry only each step's paths and digest, and a run compares a new plan with
+	// such an approved one by those alone (LegacyStep).
+	Values bool `json:"values,omitempty"`
+}
+
+// LegacyStep returns s with only what plans recorded before Plan.Values carried: resource, type, op, paths
+// and digest.
+func LegacyStep(s PlanStep) PlanStep {
+	return PlanStep{Resource: s.Resource, Type: s.Type, Op: s.Op, Paths: s.Paths, Digest: s.Digest}
 }
 
 // PlanStep is one resource's step in a Plan. Resources left alone have no step.
