@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
@@ -13,21 +15,48 @@ import (
 // StaleError is returned when an approved deployment runs after its stack moved and the plan made now
 // differs from the approved one: nothing was called (exit code 1). --replan applies the new plan instead.
 type StaleError struct {
-	ID, Stack        string
-	PlannedAt, Found int64
-	Differences      []string
+	ID, Stack string
+	// Moved says which stacks moved since the plan was made: its own, or one whose outputs it reads
+	// ("stack Zones: version 7 → 8").
+	Moved       []string
+	Differences []string
 }
 
-// Error says which version the plan was made at, which was found and what changed.
+// Error says which stacks moved since the plan was made and what changed.
 func (e *StaleError) Error() string {
-	return fmt.Sprintf("deployment %s is stale: it was planned against version %d of stack %s, which is now at version %d, and the plan differs:\n  %s\nnothing was changed; propose again (cdkx deploy --propose) or run it with --replan to apply the new plan",
-		e.ID, e.PlannedAt, e.Stack, e.Found, strings.Join(e.Differences, "\n  "))
+	return fmt.Sprintf("deployment %s is stale: the state it was planned against moved since (%s), and the plan differs:\n  %s\nnothing was changed; propose again (cdkx deploy --propose) or run it with --replan to apply the new plan",
+		e.ID, strings.Join(e.Moved, "; "), strings.Join(e.Differences, "\n  "))
+}
+
+// movedSince returns, in stack name order, the stacks whose version differs from what the plan of d was
+// made against: d's own stack (d.StateVersion) and the stacks whose outputs it read (d.Plan.Reads), as
+// now holds them ("stack S: version 3 → 5"; a stack now missing counts as version 0).
+func movedSince(d *state.Deployment, now map[string]*state.Stack) []string {
+	was := map[string]int64{d.Stack: d.StateVersion}
+	if d.Plan != nil {
+		for name, v := range d.Plan.Reads {
+			if name != d.Stack {
+				was[name] = v
+			}
+		}
+	}
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(was)) {
+		var v int64
+		if st := now[name]; st != nil {
+			v = st.Version
+		}
+		if v != was[name] {
+			out = append(out, fmt.Sprintf("stack %s: version %d → %d", name, was[name], v))
+		}
+	}
+	return out
 }
 
 // TamperedError is returned when a stored deployment would not run what was recorded and approved: its
 // stored snapshot is not the one its hash names (Recorded, Stored: the recorded hash and the stored
-// snapshot's), or its stack did not move since it was planned and the plan made now from the snapshot
-// differs from the approved one (Differences). Nothing was called (exit code 1), and --replan does not
+// snapshot's), or neither its stack nor a stack whose outputs it reads moved since it was planned and the
+// plan made now from the snapshot differs from the approved one (Differences). Nothing was called (exit code 1), and --replan does not
 // apply: propose the change again.
 type TamperedError struct {
 	ID, Stack        string
@@ -41,7 +70,7 @@ func (e *TamperedError) Error() string {
 		return fmt.Sprintf("deployment %s is tampered: its stored snapshot is not the one it was recorded with (recorded hash %s, stored snapshot's %s): nothing was changed; reject or abort it and propose the change again (cdkx deploy --propose)",
 			e.ID, orNone(e.Recorded), orNone(e.Stored))
 	}
-	return fmt.Sprintf("deployment %s is tampered: stack %s did not move since it was planned, yet the plan made now from its snapshot differs from the approved one:\n  %s\nnothing was changed; reject or abort it and propose the change again (cdkx deploy --propose)",
+	return fmt.Sprintf("deployment %s is tampered: stack %s and the stacks it reads did not move since it was planned, yet the plan made now from its snapshot differs from the approved one:\n  %s\nnothing was changed; reject or abort it and propose the change again (cdkx deploy --propose)",
 		e.ID, e.Stack, strings.Join(e.Differences, "\n  "))
 }
 

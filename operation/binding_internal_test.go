@@ -48,3 +48,31 @@ func TestPlanDifferences(t *testing.T) {
 		})
 	}
 }
+
+func TestMovedSince(t *testing.T) {
+	t.Parallel()
+	now := map[string]*state.Stack{"App": {Name: "App", Version: 5}, "Zones": {Name: "Zones", Version: 8}}
+	tests := []struct {
+		name string
+		d    state.Deployment
+		want []string
+	}{
+		{"nothing moved", state.Deployment{Stack: "App", StateVersion: 5, Plan: &state.Plan{Reads: map[string]int64{"Zones": 8}}}, nil},
+		{"its own stack", state.Deployment{Stack: "App", StateVersion: 3, Plan: &state.Plan{Reads: map[string]int64{"Zones": 8}}},
+			[]string{"stack App: version 3 → 5"}},
+		// The plan changes because a stack it reads outputs from moved: stale, not tampered.
+		{"a stack it reads", state.Deployment{Stack: "App", StateVersion: 5, Plan: &state.Plan{Reads: map[string]int64{"Zones": 7}}},
+			[]string{"stack Zones: version 7 → 8"}},
+		{"a stack it reads is gone", state.Deployment{Stack: "App", StateVersion: 5, Plan: &state.Plan{Reads: map[string]int64{"Old": 2}}},
+			[]string{"stack Old: version 2 → 0"}},
+		{"a record without reads", state.Deployment{Stack: "App", StateVersion: 5}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if diff := cmp.Diff(tt.want, movedSince(&tt.d, now)); diff != "" {
+				t.Errorf("movedSince (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -250,12 +250,14 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 				continue
 			}
 			diffs := planDifferences(approved, now[d.Stack])
-			switch {
-			case len(diffs) == 0:
-			case d.StateVersion == settled[d.Stack].Version:
+			if len(diffs) == 0 {
+				continue
+			}
+			switch moved := movedSince(d, plan.State); {
+			case len(moved) == 0:
 				return nil, plan, &TamperedError{ID: d.ID, Stack: d.Stack, Differences: diffs}
 			case !x.replan:
-				return nil, plan, &StaleError{ID: d.ID, Stack: d.Stack, PlannedAt: d.StateVersion, Found: settled[d.Stack].Version, Differences: diffs}
+				return nil, plan, &StaleError{ID: d.ID, Stack: d.Stack, Moved: moved, Differences: diffs}
 			}
 		}
 	}

@@ -127,8 +127,8 @@ func TestStaleProposal(t *testing.T) {
 	calls := len(fx.tick)
 	_, _, err := (operation.RunDeployment{Env: fx.env, Deployment: p}).Run(ctx)
 	var se *operation.StaleError
-	if !errors.As(err, &se) || !strings.Contains(err.Error(), "stale") || se.Found <= se.PlannedAt {
-		t.Fatalf("RunDeployment() = %v, want a stale error with the version found after the planned one", err)
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "stale") || len(se.Moved) != 1 || !strings.HasPrefix(se.Moved[0], "stack S: version ") {
+		t.Fatalf("RunDeployment() = %v, want a stale error naming stack S's move", err)
 	}
 	if len(fx.tick) != calls {
 		t.Errorf("a stale deployment called the provider %d time(s)", len(fx.tick)-calls)

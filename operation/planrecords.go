@@ -19,7 +19,7 @@ import (
 func PlanRecords(p *planner.Plan) map[string]*state.Plan {
 	out := map[string]*state.Plan{}
 	for _, name := range p.Stacks {
-		out[name] = &state.Plan{Steps: []state.PlanStep{}, Values: true}
+		out[name] = &state.Plan{Steps: []state.PlanStep{}, Values: true, Reads: readVersions(p, name)}
 	}
 	for _, s := range append(slices.Clone(p.Steps), p.Deletes...) {
 		rec := out[s.Stack]
@@ -110,4 +110,26 @@ func sensitive(v any) any {
 		return v
 	}
 	return resource.Sensitive
+}
+
+// readVersions returns the state versions of the stacks whose outputs stack's plan read (its
+// dependencies that p.State holds), or nil when it reads none.
+func readVersions(p *planner.Plan, stack string) map[string]int64 {
+	if p.Assembly == nil {
+		return nil
+	}
+	st := p.Assembly.Stack(stack)
+	if st == nil {
+		return nil
+	}
+	var out map[string]int64
+	for _, dep := range st.Dependencies {
+		if s := p.State[dep]; s != nil {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[dep] = s.Version
+		}
+	}
+	return out
 }

@@ -75,6 +75,10 @@ type Plan struct {
 	// by older cdkx versions carry only each step's paths and digest, and a run compares a new plan with
 	// such an approved one by those alone (LegacyStep).
 	Values bool `json:"values,omitempty"`
+	// Reads are the state versions of the other stacks whose outputs the plan read (the stack's
+	// dependencies), by stack name: a run that finds one of them moved calls a changed plan stale, not
+	// tampered.
+	Reads map[string]int64 `json:"reads,omitempty"`
 }
 
 // LegacyStep returns s with only what plans recorded before Plan.Values carried: resource, type, op, paths
