@@ -13,6 +13,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/cdkx-dev/cdkx/pkg/text"
 )
 
 // Properties are a resource's inputs or outputs: a JSON object keyed by camelCase property name.
@@ -296,8 +298,10 @@ type ProviderError struct {
 }
 
 // Error renders e.g. `powerdns: PATCH http://127.0.0.1:8081/api/v1/servers/localhost/zones/x.: 422: RRset …`.
+// The message is the provider's text, and errors reach terminals, events and records: it is capped and
+// sanitized there (text.ProviderMessage), so an answer can neither act on a terminal nor swell state.
 func (e *ProviderError) Error() string {
-	return fmt.Sprintf("%s: %s %s: %d: %s", e.Provider, e.Method, e.URL, e.Status, e.Message)
+	return fmt.Sprintf("%s: %s %s: %d: %s", e.Provider, e.Method, e.URL, e.Status, text.ProviderMessage(e.Message))
 }
 
 // Unwrap lets errors.Is(err, ErrNotFound) and errors.Is(err, ErrAlreadyExists) work.

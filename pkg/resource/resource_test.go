@@ -130,3 +130,16 @@ func BenchmarkEqual(b *testing.B) {
 		}
 	}
 }
+
+func TestProviderErrorMessageIsData(t *testing.T) {
+	t.Parallel()
+	e := &ProviderError{Provider: "powerdns", Method: "POST", URL: "http://127.0.0.1:8081/api/v1/servers/localhost/zones",
+		Status: 422, Message: "no\x1b[2J\nApproved by: mallory" + strings.Repeat("!", 1<<20)}
+	got := e.Error()
+	if strings.ContainsAny(got, "\x1b\n") || len(got) > 2500 {
+		t.Errorf("ProviderError.Error() = %d bytes with raw control characters: %t; want at most 2500 bytes, sanitized", len(got), strings.ContainsAny(got, "\x1b\n"))
+	}
+	if !strings.HasPrefix(got, `powerdns: POST http://127.0.0.1:8081/api/v1/servers/localhost/zones: 422: no\x1b[2J\nApproved by: mallory!`) {
+		t.Errorf("ProviderError.Error() = %.120q…", got)
+	}
+}

@@ -4,64 +4,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/cdkx-dev/cdkx/pkg/text"
 )
 
 // Sanitize returns s with every character that would act on a terminal instead of being shown replaced
-// by a visible escape: C0 and C1 control characters and DEL as \x1b or \u009b (\n, \r and \t as such),
-// invisible formatting characters such as the Unicode bidirectional overrides as \u202e, line and
-// paragraph separators as \u2028, and bytes that are not UTF-8 as \xff. Views pass every string that
-// comes from user data through it (names, physical IDs, provider messages, values, diagnostics), so that
-// none can move the cursor, forge a table row or set the terminal's title. Text without such characters
-// is returned as it is.
-func Sanitize(s string) string {
-	if !needsEscape(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < utf8.RuneSelf && escape(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case escape(r):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// needsEscape reports whether Sanitize would change s.
-func needsEscape(s string) bool {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || escape(r) {
-			return true
-		}
-		i += size
-	}
-	return false
-}
-
-// escape reports whether r must not reach a terminal as it is.
-func escape(r rune) bool {
-	return unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
-}
+// by a visible escape (text.Sanitize): C0 and C1 control characters and DEL as \x1b or \u009b (\n, \r
+// and \t as such), invisible formatting characters such as the Unicode bidirectional overrides as
+// \u202e, line and paragraph separators as \u2028, and bytes that are not UTF-8 as \xff. Views pass
+// every string that comes from user data through it (names, physical IDs, provider messages, values,
+// diagnostics), so that none can move the cursor, forge a table row or set the terminal's title.
+func Sanitize(s string) string { return text.Sanitize(s) }
 
 // JSONEncoder returns an encoder that writes to w JSON whose strings show, as \uXXXX escapes, the
 // characters Sanitize escapes and encoding/json leaves as they are: invisible formatting characters such
@@ -72,8 +27,8 @@ func JSONEncoder(w io.Writer) *json.Encoder {
 	return json.NewEncoder(jsonEscaper{w})
 }
 
-// jsonEscaper escapes, in each Write (one whole JSON value from json.Encoder), the characters escape
-// reports outside ASCII. encoding/json already escapes control characters, U+2028 and U+2029.
+// jsonEscaper escapes, in each Write (one whole JSON value from json.Encoder), the characters text.Escapes
+// text.Escapes reports outside ASCII. encoding/json already escapes control characters, U+2028 and U+2029.
 type jsonEscaper struct{ w io.Writer }
 
 func (j jsonEscaper) Write(p []byte) (int, error) {
@@ -83,14 +38,14 @@ func (j jsonEscaper) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// EscapeJSON returns encoded JSON b with every non-ASCII character that escape reports written as a
+// EscapeJSON returns encoded JSON b with every non-ASCII character that text.Escapes reports written as a
 // \uXXXX escape (a surrogate pair above U+FFFF). Outside strings JSON holds only ASCII, so only strings
 // change, and only in form. b is returned as it is when nothing needs it.
 func EscapeJSON(b []byte) []byte {
 	needs := false
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
-		if r >= utf8.RuneSelf && r != utf8.RuneError && escape(r) {
+		if r >= utf8.RuneSelf && r != utf8.RuneError && text.Escapes(r) {
 			needs = true
 			break
 		}
@@ -103,7 +58,7 @@ func EscapeJSON(b []byte) []byte {
 	for i := 0; i < len(b); {
 		r, size := utf8.DecodeRune(b[i:])
 		switch {
-		case r >= utf8.RuneSelf && r != utf8.RuneError && escape(r):
+		case r >= utf8.RuneSelf && r != utf8.RuneError && text.Escapes(r):
 			if r1, r2 := utf16.EncodeRune(r); r1 != utf8.RuneError {
 				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
 			} else {
