@@ -58,8 +58,11 @@ type specTransport struct {
 	// noRequestCheck skips validating requests (for tests that send bad input on purpose); responses are
 	// still validated.
 	noRequestCheck bool
-	router         routers.Router
-	base           http.RoundTripper
+	// seen, when not nil, records each (method, route) whose request and 2xx answer both passed the check;
+	// only transports in front of a real Fake set it (see suiteCoverage).
+	seen   *routeCoverage
+	router routers.Router
+	base   http.RoundTripper
 }
 
 // upperStatusRanges renames every operation's "1xx" … "5xx" response keys to "1XX" … "5XX", the only
@@ -95,6 +98,7 @@ func (s *specTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	checked := strings.HasPrefix(req.URL.Path, "/v1/")
 	var input *openapi3filter.RequestValidationInput
+	requestValid := true
 	if checked {
 		vreq := req.Clone(context.Background())
 		vreq.URL = &url.URL{Scheme: "https", Host: "api.hetzner.cloud", Path: req.URL.Path, RawQuery: req.URL.RawQuery}
@@ -108,8 +112,11 @@ func (s *specTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			checked = false
 		} else {
 			input = &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route, Options: specOptions}
-			if err := openapi3filter.ValidateRequest(context.Background(), input); err != nil && !s.noRequestCheck {
-				s.t.Errorf("spec: request %s %s %s: %v", req.Method, req.URL.Path, body, err)
+			if err := openapi3filter.ValidateRequest(context.Background(), input); err != nil {
+				requestValid = false
+				if !s.noRequestCheck {
+					s.t.Errorf("spec: request %s %s %s: %v", req.Method, req.URL.Path, body, err)
+				}
 			}
 		}
 	}
@@ -127,6 +134,8 @@ func (s *specTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(bytes.NewReader(rbody)), Options: specOptions}
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		s.t.Errorf("spec: response %d to %s %s: %v\nbody: %s", resp.StatusCode, req.Method, req.URL.Path, err, rbody)
+	} else if s.seen != nil && requestValid && resp.StatusCode/100 == 2 {
+		s.seen.add(req.Method, "/v1"+input.Route.Path)
 	}
 	return resp, nil
 }
@@ -161,7 +170,7 @@ func specQuirks(method, path string, body []byte) []byte {
 func newSpecServer(t *testing.T, opts Options) (*Fake, string, *http.Client) {
 	t.Helper()
 	f, srv := NewServer(t, opts)
-	return f, srv.URL, &http.Client{Transport: &specTransport{t: t, router: loadSpec(t), base: http.DefaultTransport}}
+	return f, srv.URL, &http.Client{Transport: &specTransport{t: t, seen: suiteCoverage, router: loadSpec(t), base: http.DefaultTransport}}
 }
 
 // TestSpecTransportRefuses proves the checker refuses what the spec does not allow: a status the operation
