@@ -1,4 +1,8 @@
 // Package hcloudfake is a stateful, in-memory fake of the Hetzner Cloud API (https://docs.hetzner.cloud/).
+//
+// It answers as Hetzner's OpenAPI spec cached in testdata/hetzner.cloud.json says: the package's tests check
+// every request and answer against it with kin-openapi, status codes and error bodies included, and fail
+// when a route of Fake.Routes is never answered with success under that check.
 package hcloudfake
 
 import (
