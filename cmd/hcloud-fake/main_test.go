@@ -20,7 +20,7 @@ func TestRunServesTheFake(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"--listen", "127.0.0.1:0", "--token", "tok"}, pw)
-		pw.Close()
+		_ = pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
