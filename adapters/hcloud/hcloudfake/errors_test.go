@@ -27,7 +27,7 @@ func newAPI(t *testing.T, opts Options, strict bool) (*Fake, *api) {
 		opts.Token = testToken
 	}
 	f, url, _ := newSpecServer(t, opts)
-	return f, &api{t: t, base: url, hc: &http.Client{Transport: &specTransport{t: t, router: loadSpec(t), base: http.DefaultTransport, noRequestCheck: !strict}}}
+	return f, &api{t: t, base: url, hc: &http.Client{Transport: &specTransport{t: t, seen: suiteCoverage, router: loadSpec(t), base: http.DefaultTransport, noRequestCheck: !strict}}}
 }
 
 // call sends body as JSON with the test token and returns the status, the decoded JSON answer and headers.

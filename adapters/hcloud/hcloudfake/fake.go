@@ -1,4 +1,8 @@
 // Package hcloudfake is a stateful, in-memory fake of the Hetzner Cloud API (https://docs.hetzner.cloud/).
+//
+// It answers as Hetzner's OpenAPI spec cached in testdata/hetzner.cloud.json says: the package's tests check
+// every request and answer against it with kin-openapi, status codes and error bodies included, and fail
+// when a route of Fake.Routes is never answered with success under that check.
 package hcloudfake
 
 import (
@@ -55,9 +59,10 @@ type Request struct {
 // `/v1/...` (the base URL clients use is `<server>/v1`) and the control routes under `/_fake/`.
 // Safe for concurrent use: one mutex guards all state.
 type Fake struct {
-	opts Options
-	now  func() time.Time
-	mux  *http.ServeMux
+	opts     Options
+	now      func() time.Time
+	mux      *http.ServeMux
+	patterns []string // the mux patterns of the /v1 routes, in registration order; written only by New
 
 	mu       sync.Mutex // guards every field below
 	rng      *rand.Rand
@@ -252,8 +257,23 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
+// Routes returns every route of the Hetzner API the fake serves, as "METHOD /v1/path-template" (e.g.
+// "DELETE /v1/load_balancers/{id}", "POST /v1/networks/{id}/actions/add_subnet"), in the order they were
+// registered. The catch-all that answers 404 `not_found` to any other /v1 path and the control routes
+// under /_fake/ are left out.
+func (f *Fake) Routes() []string {
+	out := make([]string, 0, len(f.patterns))
+	for _, p := range f.patterns {
+		if strings.Contains(p, " ") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // handle adapts a state handler to the mux: it holds f.mu while h runs and writes h's result.
 func (f *Fake) handle(pattern string, h func(r *http.Request) (int, any, error)) {
+	f.patterns = append(f.patterns, pattern)
 	f.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		status, body, err := h(r)

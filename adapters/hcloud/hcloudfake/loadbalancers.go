@@ -388,13 +388,11 @@ func (f *Fake) loadBalancerRoutes() {
 		if err := f.checkLock("load_balancer", l.ID); err != nil {
 			return 0, nil, err
 		}
-		// hcloud-go v2.52 (DeleteWithResult) reads an action from this answer; the cached spec still says 204.
-		// Real Hetzner now answers 200 {action}, so the fake does too.
-		a := f.newAction("delete_load_balancer", ref("load_balancer", l.ID))
-		if !a.fail {
-			delete(f.st.loadBalancers, l.ID)
-		}
-		return http.StatusOK, map[string]any{"action": f.launch(a).Action}, nil
+		// The spec the fake follows (cached 2026-03-01) answers 204 with no body. Hetzner answers 201 {action}
+		// since 2026-10-05 and hcloud-go v2.52's LoadBalancerClient.Delete and DeleteWithResult decode that
+		// action, so they fail on this answer; cdkx's adapter reads no body and takes either.
+		delete(f.st.loadBalancers, l.ID)
+		return http.StatusNoContent, nil, nil
 	})
 
 	get, idOf := f.loadBalancer, func(l *loadBalancer) int64 { return l.ID }

@@ -19,6 +19,15 @@ import (
 
 // The spec is Hetzner's OpenAPI document (OpenAPI 3.0.3, cached 2026-03-01). doc.Validate() is not called:
 // it fails on a bad example in /certificates.
+//
+// Two gaps of kin-openapi's defaults once let answers the spec refuses pass (issue 20: every
+// DELETE /load_balancers/{id} answered 200 where the spec says 204):
+//   - a status the operation does not list is accepted unless Options.IncludeResponseStatus is set;
+//   - Hetzner writes its error ranges "4xx" and "5xx", but kin-openapi only looks up "4XX" and "5XX" (the
+//     spelling OpenAPI 3.0 defines), so error answers matched nothing and were never checked.
+//
+// loadSpec renames the ranges and specOptions sets IncludeResponseStatus, so every answer is checked against
+// the response its status selects, and a status the operation does not list fails.
 var (
 	specOnce   sync.Once
 	specRouter routers.Router
@@ -33,6 +42,7 @@ func loadSpec(tb testing.TB) routers.Router {
 			specErr = err
 			return
 		}
+		upperStatusRanges(doc)
 		specRouter, specErr = gorillamux.NewRouter(doc)
 	})
 	if specErr != nil {
@@ -48,11 +58,33 @@ type specTransport struct {
 	// noRequestCheck skips validating requests (for tests that send bad input on purpose); responses are
 	// still validated.
 	noRequestCheck bool
-	router         routers.Router
-	base           http.RoundTripper
+	// seen, when not nil, records each (method, route) whose request and 2xx answer both passed the check;
+	// only transports in front of a real Fake set it (see suiteCoverage).
+	seen   *routeCoverage
+	router routers.Router
+	base   http.RoundTripper
 }
 
-var specOptions = &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}
+// upperStatusRanges renames every operation's "1xx" … "5xx" response keys to "1XX" … "5XX", the only
+// spelling kin-openapi's Responses.Status looks up.
+func upperStatusRanges(doc *openapi3.T) {
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.Responses == nil {
+				continue
+			}
+			for code, ref := range op.Responses.Map() {
+				if len(code) == 3 && strings.HasSuffix(code, "xx") {
+					op.Responses.Delete(code)
+					op.Responses.Set(strings.ToUpper(code), ref)
+				}
+			}
+		}
+	}
+}
+
+// specOptions fail an answer whose status the operation does not list (IncludeResponseStatus).
+var specOptions = &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true}
 
 func (s *specTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	var body []byte
@@ -66,6 +98,7 @@ func (s *specTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	checked := strings.HasPrefix(req.URL.Path, "/v1/")
 	var input *openapi3filter.RequestValidationInput
+	requestValid := true
 	if checked {
 		vreq := req.Clone(context.Background())
 		vreq.URL = &url.URL{Scheme: "https", Host: "api.hetzner.cloud", Path: req.URL.Path, RawQuery: req.URL.RawQuery}
@@ -79,8 +112,11 @@ func (s *specTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			checked = false
 		} else {
 			input = &openapi3filter.RequestValidationInput{Request: vreq, PathParams: params, Route: route, Options: specOptions}
-			if err := openapi3filter.ValidateRequest(context.Background(), input); err != nil && !s.noRequestCheck {
-				s.t.Errorf("spec: request %s %s %s: %v", req.Method, req.URL.Path, body, err)
+			if err := openapi3filter.ValidateRequest(context.Background(), input); err != nil {
+				requestValid = false
+				if !s.noRequestCheck {
+					s.t.Errorf("spec: request %s %s %s: %v", req.Method, req.URL.Path, body, err)
+				}
 			}
 		}
 	}
@@ -98,6 +134,8 @@ func (s *specTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(bytes.NewReader(rbody)), Options: specOptions}
 	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
 		s.t.Errorf("spec: response %d to %s %s: %v\nbody: %s", resp.StatusCode, req.Method, req.URL.Path, err, rbody)
+	} else if s.seen != nil && requestValid && resp.StatusCode/100 == 2 {
+		s.seen.add(req.Method, "/v1"+input.Route.Path)
 	}
 	return resp, nil
 }
@@ -132,5 +170,59 @@ func specQuirks(method, path string, body []byte) []byte {
 func newSpecServer(t *testing.T, opts Options) (*Fake, string, *http.Client) {
 	t.Helper()
 	f, srv := NewServer(t, opts)
-	return f, srv.URL, &http.Client{Transport: &specTransport{t: t, router: loadSpec(t), base: http.DefaultTransport}}
+	return f, srv.URL, &http.Client{Transport: &specTransport{t: t, seen: suiteCoverage, router: loadSpec(t), base: http.DefaultTransport}}
+}
+
+// TestSpecTransportRefuses proves the checker refuses what the spec does not allow: a status the operation
+// does not list, a success body of the wrong shape, and an error body that is not Hetzner's envelope.
+func TestSpecTransportRefuses(t *testing.T) {
+	t.Parallel()
+	const action = `{"action":{"id":1,"command":"delete_load_balancer","status":"running","progress":0,` +
+		`"started":"2026-01-01T00:00:00Z","finished":null,"resources":[{"id":1,"type":"load_balancer"}],"error":null}}`
+	tests := []struct {
+		name          string
+		method, path  string
+		status        int
+		body          string
+		wantRefusalOf string // "" when the answer is valid
+	}{
+		{"delete load balancer 204", "DELETE", "/v1/load_balancers/1", 204, "", ""},
+		{"delete load balancer 200 with an action", "DELETE", "/v1/load_balancers/1", 200, action, "spec: response 200"},
+		{"delete load balancer 201 with an action", "DELETE", "/v1/load_balancers/1", 201, action, "spec: response 201"},
+		{"create network 200", "POST", "/v1/networks", 200, `{"network":{}}`, "spec: response 200"},
+		{"get network, body not a network", "GET", "/v1/networks/1", 200, `{"network":{"id":"x"}}`, "spec: response 200"},
+		{"not found, envelope", "GET", "/v1/networks/1", 404, `{"error":{"code":"not_found","message":"network not found","details":null}}`, ""},
+		{"not found, no code", "GET", "/v1/networks/1", 404, `{"error":{"message":"network not found"}}`, "spec: response 404"},
+		{"unavailable, not an envelope", "GET", "/v1/networks/1", 503, `{"message":"busy"}`, "spec: response 503"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &recordingTB{TB: t}
+			tr := &specTransport{t: rec, router: loadSpec(t), base: roundTripFunc(func(*http.Request) (*http.Response, error) {
+				h := http.Header{}
+				if tt.body != "" {
+					h.Set("Content-Type", "application/json")
+				}
+				return &http.Response{StatusCode: tt.status, Header: h, Body: io.NopCloser(strings.NewReader(tt.body))}, nil
+			})}
+			var body io.Reader
+			if tt.method == "POST" {
+				body = strings.NewReader(`{"name":"n","ip_range":"10.0.0.0/16"}`)
+			}
+			req, _ := http.NewRequest(tt.method, "http://fake"+tt.path, body)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			switch {
+			case tt.wantRefusalOf == "" && len(rec.errs) != 0:
+				t.Errorf("%s %s answered %d: spec check gave %q, want none", tt.method, tt.path, tt.status, rec.errs)
+			case tt.wantRefusalOf != "" && (len(rec.errs) != 1 || !strings.Contains(rec.errs[0], tt.wantRefusalOf)):
+				t.Errorf("%s %s answered %d: spec check gave %q, want one %q error", tt.method, tt.path, tt.status, rec.errs, tt.wantRefusalOf)
+			}
+		})
+	}
 }
