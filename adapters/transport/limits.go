@@ -233,20 +233,28 @@ func (b *body) Close() error {
 }
 
 // RedactURL returns raw without user credentials and with every query value replaced by "REDACTED"; a
-// URL that does not parse gives "REDACTED-URL". Adapters use it for every URL they put into an error.
+// URL that does not parse is returned as it is when it holds no "@" or "?", else as "REDACTED-URL".
+// Adapters use it for every configured URL they put into an error.
 func RedactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "REDACTED-URL"
+		return unparsed(raw)
 	}
 	return redact(u)
 }
 
-// withoutUser returns raw without user credentials; a URL that does not parse gives "REDACTED-URL".
+func unparsed(raw string) string {
+	if strings.ContainsAny(raw, "@?") {
+		return "REDACTED-URL"
+	}
+	return raw
+}
+
+// withoutUser returns raw without user credentials; a URL that does not parse is treated as RedactURL does.
 func withoutUser(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "REDACTED-URL"
+		return unparsed(raw)
 	}
 	u.User = nil
 	return u.String()
