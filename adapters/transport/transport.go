@@ -21,7 +21,13 @@
 //   - the default client keeps an idle connection for every request in flight (up to
 //     DefaultMaxIdleConnsPerHost), so that a keep-alive API is not dialled again for each request;
 //   - logs go to an optional *slog.Logger and never carry header values, URL credentials, query values or
-//     any of Options.Secrets, and neither do the messages of JSON.Call's errors.
+//     any of Options.Secrets, and neither do the messages of JSON.Call's errors;
+//   - redirects are followed only to the request's own scheme, host and port (at most MaxRedirects), with
+//     the credential headers and URL user information removed; any other fails with a *RedirectError
+//     naming Options.URLSetting and the target, and nothing is sent there;
+//   - a response body longer than Options.MaxBody (DefaultMaxBody, 32 MiB) fails with a
+//     *BodyTooLargeError; a call longer than Options.CallTimeout (5 min) or a body read longer than
+//     Options.BodyTimeout (60 s) fails with a *TimeoutError, and a cancelled context ends either at once.
 package transport
 
 import (
