@@ -123,7 +123,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
-		return nil, fmt.Errorf("%s: %s=%q is not an http(s) base URL like %s", Name, EnvEndpoint, endpoint, DefaultEndpoint)
+		return nil, fmt.Errorf("%s: %s=%q is not an http(s) base URL like %s", Name, EnvEndpoint, transport.RedactURL(endpoint), DefaultEndpoint)
 	}
 	now := cfg.Now
 	if now == nil {

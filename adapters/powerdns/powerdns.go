@@ -93,7 +93,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	u, err := url.Parse(cfg.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("powerdns: API URL %q is not an http(s) URL like http://127.0.0.1:8081; check %s", cfg.URL, EnvAPIURL)
+		return nil, fmt.Errorf("powerdns: API URL %q is not an http(s) URL like http://127.0.0.1:8081; check %s", transport.RedactURL(cfg.URL), EnvAPIURL)
 	}
 	base := strings.TrimSuffix(strings.TrimRight(cfg.URL, "/"), "/api/v1")
 	server := cfg.ServerID
@@ -101,6 +101,11 @@ func New(cfg Config) (*Provider, error) {
 		server = DefaultServerID
 	}
 	key := cfg.APIKey
+	secrets := []string{key}
+	if pass, ok := u.User.Password(); ok && pass != "" {
+		// Credentials in PDNS_API_URL (for a proxy in front of PowerDNS) never reach an error or a log.
+		secrets = append(secrets, pass)
+	}
 	return &Provider{
 		base: base + "/api/v1/servers/" + url.PathEscape(server),
 		api: &transport.JSON{
@@ -112,7 +117,7 @@ func New(cfg Config) (*Provider, error) {
 				Retry:        cfg.Retry,
 				ErrorMessage: errorMessage,
 				Logger:       cfg.Logger,
-				Secrets:      []string{key},
+				Secrets:      secrets,
 			}),
 			Auth:  func(req *http.Request) { req.Header.Set("X-API-Key", key) },
 			Error: providerError,

@@ -128,13 +128,13 @@ func New(cfg Config) (*Provider, error) {
 	}
 	u, err := url.Parse(cfg.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("rabbitmq: API URL %q is not an http(s) URL like http://127.0.0.1:15672; check %s", cfg.URL, EnvAPIURL)
+		return nil, fmt.Errorf("rabbitmq: API URL %q is not an http(s) URL like http://127.0.0.1:15672; check %s", transport.RedactURL(cfg.URL), EnvAPIURL)
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("rabbitmq: API URL %s holds credentials; put them in %s and %s instead", u.Redacted(), EnvUsername, EnvPassword)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("rabbitmq: API URL %q must not have a query or fragment; check %s", cfg.URL, EnvAPIURL)
+		return nil, fmt.Errorf("rabbitmq: API URL %q must not have a query or fragment; check %s", transport.RedactURL(cfg.URL), EnvAPIURL)
 	}
 	base := strings.TrimSuffix(strings.TrimRight(cfg.URL, "/"), "/api")
 	retry := cfg.Retry

@@ -65,8 +65,10 @@ func (c *JSON) Call(ctx context.Context, method, url string, in, out any, secret
 	return h, nil
 }
 
-func (c *JSON) call(ctx context.Context, method, url string, in, out any) (http.Header, error) {
+func (c *JSON) call(ctx context.Context, method, rawURL string, in, out any) (http.Header, error) {
 	provider := c.Client.provider
+	// url is what errors show: without credentials.
+	url := withoutUser(rawURL)
 	// body is what retryablehttp resends on every attempt: a []byte, or nil for no body at all (a nil
 	// []byte would be an empty body of unknown length, which net/http probes before each request).
 	var body any
@@ -77,9 +79,10 @@ func (c *JSON) call(ctx context.Context, method, url string, in, out any) (http.
 		}
 		body = b
 	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, method, url, body)
+	req, err := retryablehttp.NewRequestWithContext(ctx, method, rawURL, body)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s %s: %w", provider, method, url, err)
+		// netCause: a *url.Error of a URL that does not parse would quote it, credentials and all.
+		return nil, fmt.Errorf("%s: %s %s: %w", provider, method, url, netCause(err))
 	}
 	req.Header.Set("Accept", "application/json")
 	if in != nil {
@@ -104,10 +107,27 @@ func (c *JSON) call(ctx context.Context, method, url string, in, out any) (http.
 			if errors.Is(err, io.EOF) {
 				err = errors.New("empty body")
 			}
+			if b := (*BodyTooLargeError)(nil); errors.As(err, &b) {
+				return nil, b
+			}
+			if t := (*TimeoutError)(nil); errors.As(err, &t) {
+				return nil, t
+			}
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("%s: %s %s: read the answer: %w", provider, method, url, context.Cause(ctx))
+			}
 			return nil, fmt.Errorf("%s: %s %s: decode %d response: %w", provider, method, url, resp.StatusCode, err)
 		}
 	}
-	_, _ = io.CopyN(io.Discard, resp.Body, maxDrain)
+	if _, err := io.CopyN(io.Discard, resp.Body, maxDrain); err != nil && err != io.EOF {
+		// The rest of the body is past the cap or its deadline: the call did not complete.
+		if b := (*BodyTooLargeError)(nil); errors.As(err, &b) {
+			return nil, b
+		}
+		if t := (*TimeoutError)(nil); errors.As(err, &t) {
+			return nil, t
+		}
+	}
 	return resp.Header, nil
 }
 

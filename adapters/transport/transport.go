@@ -21,7 +21,13 @@
 //   - the default client keeps an idle connection for every request in flight (up to
 //     DefaultMaxIdleConnsPerHost), so that a keep-alive API is not dialled again for each request;
 //   - logs go to an optional *slog.Logger and never carry header values, URL credentials, query values or
-//     any of Options.Secrets, and neither do the messages of JSON.Call's errors.
+//     any of Options.Secrets, and neither do the messages of JSON.Call's errors;
+//   - redirects are followed only to the request's own scheme, host and port (at most MaxRedirects), with
+//     the credential headers and URL user information removed; any other fails with a *RedirectError
+//     naming Options.URLSetting and the target, and nothing is sent there;
+//   - a response body longer than Options.MaxBody (DefaultMaxBody, 32 MiB) fails with a
+//     *BodyTooLargeError; a call longer than Options.CallTimeout (5 min) or a body read longer than
+//     Options.BodyTimeout (60 s) fails with a *TimeoutError, and a cancelled context ends either at once.
 package transport
 
 import (
@@ -129,6 +135,19 @@ type Options struct {
 	// to pace requests by the rate-limit headers of earlier responses. It sees each attempt, retries
 	// included.
 	Wrap func(http.RoundTripper) http.RoundTripper
+	// MaxBody caps a response body in bytes (0: DefaultMaxBody, 32 MiB): a 2xx answer that announces
+	// or sends more fails the call with a *BodyTooLargeError, and nothing of it is decoded.
+	MaxBody int64
+	// CallTimeout bounds one call as a whole, every attempt and wait and the body read included (0:
+	// DefaultCallTimeout, 5 min); it fails with a *TimeoutError. The caller's context still ends the call
+	// at once.
+	CallTimeout time.Duration
+	// BodyTimeout bounds the reading of a response body from the arrival of its headers (0:
+	// DefaultBodyTimeout, 60 s), so that an answer that drips forever fails with a *TimeoutError.
+	BodyTimeout time.Duration
+	// CredentialHeaders are request headers that carry credentials, removed from every redirected
+	// request on top of Authorization, Proxy-Authorization, Cookie, X-API-Key and X-Auth-Token.
+	CredentialHeaders []string
 }
 
 // Client sends requests with retries. It is safe for concurrent use.
@@ -139,6 +158,11 @@ type Client struct {
 	rc       *retryablehttp.Client
 	message  func(resp *http.Response, body []byte) string
 	secrets  []string // Options.Secrets without empty strings
+	// credentials are the headers removed from a redirected request.
+	credentials []string
+	maxBody     int64
+	callTimeout time.Duration
+	bodyTimeout time.Duration
 }
 
 // New returns a Client configured by opts.
@@ -175,16 +199,30 @@ func New(opts Options) *Client {
 			t.ResponseHeaderTimeout = DefaultResponseTimeout
 		}
 	}
+	c := &Client{provider: opts.Provider, service: opts.Service, setting: opts.URLSetting,
+		credentials: append(append([]string(nil), credentialHeaders...), opts.CredentialHeaders...),
+		maxBody:     opts.MaxBody, callTimeout: opts.CallTimeout, bodyTimeout: opts.BodyTimeout}
+	if c.maxBody <= 0 {
+		c.maxBody = DefaultMaxBody
+	}
+	if c.callTimeout <= 0 {
+		c.callTimeout = DefaultCallTimeout
+	}
+	if c.bodyTimeout <= 0 {
+		c.bodyTimeout = DefaultBodyTimeout
+	}
+	// A copy, so that the redirect policy holds for a caller's client too without changing it.
+	own := *hc
+	own.CheckRedirect = c.checkRedirect(hc.CheckRedirect)
+	hc = &own
 	if opts.Wrap != nil {
-		wrapped := *hc
-		rt := wrapped.Transport
+		rt := hc.Transport
 		if rt == nil {
 			rt = http.DefaultTransport
 		}
-		wrapped.Transport = opts.Wrap(rt)
-		hc = &wrapped
+		hc.Transport = opts.Wrap(rt)
 	}
-	rc := &retryablehttp.Client{
+	c.rc = &retryablehttp.Client{
 		HTTPClient:   hc,
 		RetryWaitMin: r.WaitMin,
 		RetryWaitMax: r.WaitMax,
@@ -202,22 +240,30 @@ func New(opts Options) *Client {
 		}
 	}
 	if opts.Logger != nil {
-		rc.Logger = &logger{l: opts.Logger, provider: opts.Provider, secrets: secrets}
+		c.rc.Logger = &logger{l: opts.Logger, provider: opts.Provider, secrets: secrets}
 	}
-	msg := opts.ErrorMessage
-	if msg == nil {
-		msg = func(_ *http.Response, body []byte) string { return ErrorText(body) }
+	c.message = opts.ErrorMessage
+	if c.message == nil {
+		c.message = func(_ *http.Response, body []byte) string { return ErrorText(body) }
 	}
-	return &Client{provider: opts.Provider, service: opts.Service, setting: opts.URLSetting, rc: rc, message: msg, secrets: secrets}
+	c.secrets = secrets
+	return c
 }
 
 // Do sends req (built with http.NewRequestWithContext; its body is buffered so that it can be resent)
 // and returns the first response that is not retried, whatever its status: the caller decodes 4xx
-// errors and must close the body.
+// errors and must close the body. Reading the body fails with a *BodyTooLargeError past Options.MaxBody
+// and with a *TimeoutError when a deadline passes.
+//
+// Redirects are followed only to the request's own scheme, host and port, at most MaxRedirects times,
+// and without credentials (the credential headers and URL user information are removed); any other is
+// a *RedirectError, and nothing is sent to its target.
 //
 // Errors: a *RetryError when the retries ran out (errors.As also finds the *resource.ProviderError of
-// the last response, or the last network error); an error wrapping the context's error when the
-// context ended; otherwise an error naming the method and URL.
+// the last response, or the last network error); a *TimeoutError when Options.CallTimeout passed; an
+// error wrapping the context's error when the context ended; a *BodyTooLargeError for a 2xx answer
+// whose Content-Length is past the cap; otherwise an error naming the method and URL (a *RedirectError
+// among them). No error holds URL credentials or query values.
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	rreq, err := retryablehttp.FromRequest(req)
 	if err != nil {
@@ -229,21 +275,33 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 // do is Do for a request that retryablehttp can resend already.
 func (c *Client) do(rreq *retryablehttp.Request) (*http.Response, error) {
 	req := rreq.Request
+	where := redact(req.URL)
+	k := c.newCall(req, where)
+	rreq.Request = req.WithContext(k.ctx)
 	resp, err := c.rc.Do(rreq)
 	if err == nil {
+		if resp.StatusCode/100 == 2 && resp.ContentLength > c.maxBody {
+			resp.Body.Close()
+			k.end()
+			return nil, &BodyTooLargeError{Provider: c.provider, Method: req.Method, URL: where, Limit: c.maxBody}
+		}
+		k.wrap(resp)
 		return resp, nil
 	}
-	where := redact(req.URL)
+	defer k.end()
 	var st *stopped
 	if !errors.As(err, &st) {
 		// A context that ended during a wait, or a body that could not be rewound.
+		if kerr := k.err(); kerr != nil {
+			return nil, kerr
+		}
 		return nil, fmt.Errorf("%s: %s %s: %w", c.provider, req.Method, where, err)
 	}
 	if st.resp != nil {
 		defer st.resp.Body.Close()
 	}
-	if ctxErr := req.Context().Err(); ctxErr != nil {
-		return nil, fmt.Errorf("%s: %s %s: %w", c.provider, req.Method, where, ctxErr)
+	if kerr := k.err(); kerr != nil {
+		return nil, kerr
 	}
 	var perm *permanent
 	if errors.As(st.err, &perm) {
@@ -373,6 +431,10 @@ func checkRetry(check CheckRetry) retryablehttp.CheckRetry {
 	return func(ctx context.Context, resp *http.Response, err error) (bool, error) {
 		if ctx.Err() != nil {
 			return false, ctx.Err()
+		}
+		if errors.As(err, new(*RedirectError)) {
+			// A refused redirect does not heal, whatever the adapter's policy.
+			return false, &permanent{err: err}
 		}
 		retry, cerr := check(ctx, resp, err)
 		switch {

@@ -37,6 +37,10 @@ type Doer interface {
 	Do(req *http.Request) (*http.Response, error)
 }
 
+// MaxAnswer is the longest answer of the state service that the backend reads, in bytes; its client
+// should cap response bodies at the same size (transport.Options.MaxBody).
+const MaxAnswer = 256 << 20
+
 // Options configure Open.
 type Options struct {
 	// Token is the API token (`cdkx server token create NAME`); required.
@@ -182,7 +186,7 @@ func (b *Backend) sendWith(ctx context.Context, method, path, auth string, heade
 		return err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxAnswer))
 	if err != nil {
 		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
