@@ -228,6 +228,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 
 // do is Do for a request that retryablehttp can resend already.
 func (c *Client) do(rreq *retryablehttp.Request) (*http.Response, error) {
+	rreq = guard(rreq)
 	req := rreq.Request
 	resp, err := c.rc.Do(rreq)
 	if err == nil {
@@ -241,6 +242,9 @@ func (c *Client) do(rreq *retryablehttp.Request) (*http.Response, error) {
 	}
 	if st.resp != nil {
 		defer st.resp.Body.Close()
+	}
+	if u := c.outcomeUnknown(req, st); u != nil {
+		return nil, u
 	}
 	if ctxErr := req.Context().Err(); ctxErr != nil {
 		return nil, fmt.Errorf("%s: %s %s: %w", c.provider, req.Method, where, ctxErr)
@@ -375,6 +379,11 @@ func checkRetry(check CheckRetry) retryablehttp.CheckRetry {
 			return false, ctx.Err()
 		}
 		retry, cerr := check(ctx, resp, err)
+		if retry {
+			if u := refuseUnknown(ctx, resp, err); u != nil {
+				return false, &permanent{err: u}
+			}
+		}
 		switch {
 		case retry:
 			return true, nil
