@@ -10,6 +10,8 @@
 //
 //   - network errors, 429 and 5xx (except 501) are retried; every other status is returned to the caller
 //     at once, so a 401, 404 or 422 costs exactly one request;
+//   - but a request that is not idempotent (POST; PATCH unless marked with Idempotent) is not sent again
+//     once it may have been received (see outcome.go): it fails with an *OutcomeUnknownError;
 //   - waits grow exponentially from Retry.WaitMin to Retry.WaitMax with jitter, except that what the
 //     response asks for is honoured, up to Retry.MaxRetryAfter: the adapter's Retry.After hook (Hetzner's
 //     RateLimit-Reset), else a Retry-After header on a 429 or 503 (seconds or an HTTP date);
