@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -39,6 +40,8 @@ type createStep struct {
 	keep *state.Resource
 
 	result resource.CreateResult
+	// located is set when the create's answer was lost and its object was found (settleUnknown).
+	located bool
 }
 
 func (s *createStep) subject() subject { return s.sub }
@@ -51,21 +54,90 @@ func (s *createStep) begin(_ *state.Resource, now time.Time) (*state.Resource, E
 }
 
 func (s *createStep) call(ctx context.Context, p Provider) error {
+	req := resource.CreateRequest{Type: s.sub.typ, LogicalID: s.sub.logicalID, Properties: s.inputs}
 	var err error
-	s.result, err = p.Create(ctx, resource.CreateRequest{Type: s.sub.typ, LogicalID: s.sub.logicalID, Properties: s.inputs})
+	s.result, err = p.Create(ctx, req)
+	if errors.Is(err, resource.ErrOutcomeUnknown) {
+		return s.settleUnknown(ctx, p, req, err)
+	}
 	return err
 }
+
+// settleUnknown settles a create whose answer did not come (resource.ErrOutcomeUnknown: the provider may
+// have made the object) the way crash recovery settles an interrupted one, without sending it blindly
+// again: the object is looked up by the request (Provider.Locate). Found → it is read and the create
+// succeeds with it; absent → the create is sent once more, and an unknown outcome of that one is looked
+// up once more (absent again: the create failed). When the object cannot be looked up (the provider
+// cannot locate, or the lookup fails) the result is an *UnsettledCreateError: the pending record stays,
+// so that the next deploy settles it, and the error says what to check.
+func (s *createStep) settleUnknown(ctx context.Context, p Provider, req resource.CreateRequest, callErr error) error {
+	for resent := false; ; resent = true {
+		id, err := p.Locate(ctx, req)
+		if err == nil {
+			live, rerr := p.Read(ctx, resource.ReadRequest{Type: req.Type, PhysicalID: id, Properties: req.Properties})
+			if rerr != nil {
+				return &UnsettledCreateError{LogicalID: req.LogicalID, Provider: s.sub.provider, Create: callErr, Locate: rerr}
+			}
+			s.result, s.located = resource.CreateResult{PhysicalID: id, Outputs: live.Outputs}, true
+			return nil
+		}
+		if !errors.Is(err, resource.ErrNotFound) {
+			return &UnsettledCreateError{LogicalID: req.LogicalID, Provider: s.sub.provider, Create: callErr, Locate: err}
+		}
+		if resent {
+			return fmt.Errorf("%w; the object was looked up and does not exist, so the create failed", callErr)
+		}
+		s.result, err = p.Create(ctx, req)
+		if !errors.Is(err, resource.ErrOutcomeUnknown) {
+			return err
+		}
+		callErr = err
+	}
+}
+
+// UnsettledCreateError fails a create whose answer did not come (resource.ErrOutcomeUnknown) and whose
+// object could not be looked up: the provider cannot locate objects by their inputs, or the lookup failed.
+// The resource keeps its pending create, which the next deploy settles (or reports again).
+type UnsettledCreateError struct {
+	LogicalID, Provider string
+	Create              error // the create's error (matches resource.ErrOutcomeUnknown)
+	Locate              error // the lookup's error (matches resource.ErrCannotLocate when it cannot)
+}
+
+// Error says what happened and what to check by hand.
+func (e *UnsettledCreateError) Error() string {
+	if errors.Is(e.Locate, resource.ErrCannotLocate) {
+		return fmt.Sprintf("%v; provider %s cannot look objects up by their inputs: check the provider for the object of %s and delete it (or import it with cdkx import); the create stays pending and the next deploy stops here until it is settled",
+			e.Create, e.Provider, e.LogicalID)
+	}
+	return fmt.Sprintf("%v; looking the object up failed (%v): the create stays pending and the next deploy looks %s up again",
+		e.Create, e.Locate, e.LogicalID)
+}
+
+// Unwrap returns both causes.
+func (e *UnsettledCreateError) Unwrap() []error { return []error{e.Create, e.Locate} }
 
 func (s *createStep) succeeded(*state.Resource) stepOutcome {
 	rec := *s.template
 	rec.PhysicalID, rec.Pending, rec.Status = s.result.PhysicalID, nil, string(s.ph.complete)
 	rec.Outputs = withCRN(s.result.Outputs, s.sub.typ, s.result.PhysicalID)
+	reason := s.ph.doneReason
+	if s.located {
+		reason = "the create's answer was lost; its object was looked up and recorded, not created again"
+	}
 	return stepOutcome{next: &rec, count: s.ph.complete,
-		event: Event{PhysicalID: s.result.PhysicalID, Status: s.ph.complete, Reason: s.ph.doneReason}}
+		event: Event{PhysicalID: s.result.PhysicalID, Status: s.ph.complete, Reason: reason}}
 }
 
-func (s *createStep) failed(_ *state.Resource, err error) stepOutcome {
+func (s *createStep) failed(cur *state.Resource, err error) stepOutcome {
 	e := Event{Status: s.ph.failed, Reason: err.Error()}
+	var unsettled *UnsettledCreateError
+	if errors.As(err, &unsettled) && cur != nil && cur.Pending != nil {
+		// The object may exist: the pending create stays for the next deploy's recovery to settle.
+		kept := *cur
+		kept.Status = string(s.ph.failed)
+		return stepOutcome{next: &kept, event: e}
+	}
 	// A create that made its object but could not finish it (a server whose start failed) names the
 	// object: state keeps it among the objects to delete, so that it is never orphaned.
 	var made []state.Object

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -303,7 +304,8 @@ func (p *Provider) deleteRecordSet(ctx context.Context, req resource.DeleteReque
 		return err
 	}
 	patch := rrsetPatch{RRSets: []apiRRSet{{Name: name, Type: rtype, ChangeType: "DELETE", Records: []apiRecord{}}}}
-	_, err = p.api.Call(ctx, http.MethodPatch, p.zonePath(zoneID), patch, nil)
+	// A DELETE changetype removes the rrset whether or not it is there: safe to send again.
+	_, err = p.api.Call(transport.Idempotent(ctx), http.MethodPatch, p.zonePath(zoneID), patch, nil)
 	if errors.Is(err, resource.ErrNotFound) {
 		return p.confirmNotFound(ctx)
 	}
@@ -317,7 +319,8 @@ func (p *Provider) replaceRRSet(ctx context.Context, r recordSetProps) error {
 		records[i] = apiRecord{Content: c}
 	}
 	patch := rrsetPatch{RRSets: []apiRRSet{{Name: r.Name, Type: r.Type, TTL: ptr(r.ttl()), ChangeType: "REPLACE", Records: records}}}
-	_, err := p.api.Call(ctx, http.MethodPatch, p.zonePath(r.ZoneID), patch, nil)
+	// REPLACE makes the rrset exactly r however often it is sent: safe to send again.
+	_, err := p.api.Call(transport.Idempotent(ctx), http.MethodPatch, p.zonePath(r.ZoneID), patch, nil)
 	return err
 }
 

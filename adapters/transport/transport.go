@@ -10,6 +10,8 @@
 //
 //   - network errors, 429 and 5xx (except 501) are retried; every other status is returned to the caller
 //     at once, so a 401, 404 or 422 costs exactly one request;
+//   - but a request that is not idempotent (POST; PATCH unless marked with Idempotent) is not sent again
+//     once it may have been received (see outcome.go): it fails with an *OutcomeUnknownError;
 //   - waits grow exponentially from Retry.WaitMin to Retry.WaitMax with jitter, except that what the
 //     response asks for is honoured, up to Retry.MaxRetryAfter: the adapter's Retry.After hook (Hetzner's
 //     RateLimit-Reset), else a Retry-After header on a 429 or 503 (seconds or an HTTP date);
@@ -274,6 +276,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 
 // do is Do for a request that retryablehttp can resend already.
 func (c *Client) do(rreq *retryablehttp.Request) (*http.Response, error) {
+	rreq = guard(rreq)
 	req := rreq.Request
 	where := redact(req.URL)
 	k := c.newCall(req, where)
@@ -299,6 +302,11 @@ func (c *Client) do(rreq *retryablehttp.Request) (*http.Response, error) {
 	}
 	if st.resp != nil {
 		defer st.resp.Body.Close()
+	}
+	// A request that may have been received is not sent again (outcome.go); the call's context (its
+	// deadline, the run's cancel) is rreq's, so a deadline after the request was written counts too.
+	if u := c.outcomeUnknown(rreq.Request, st); u != nil {
+		return nil, u
 	}
 	if kerr := k.err(); kerr != nil {
 		return nil, kerr
@@ -437,6 +445,11 @@ func checkRetry(check CheckRetry) retryablehttp.CheckRetry {
 			return false, &permanent{err: err}
 		}
 		retry, cerr := check(ctx, resp, err)
+		if retry {
+			if u := refuseUnknown(ctx, resp, err); u != nil {
+				return false, &permanent{err: u}
+			}
+		}
 		switch {
 		case retry:
 			return true, nil

@@ -64,7 +64,7 @@ func TestRetriesServerErrorsThenSucceeds(t *testing.T) {
 		_, _ = io.WriteString(w, "ok")
 	})
 	c := transport.New(transport.Options{Provider: "test", Retry: tiny})
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL, strings.NewReader(`{"a":1}`))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPut, s.URL, strings.NewReader(`{"a":1}`))
 	if err != nil {
 		t.Fatal(err)
 	}

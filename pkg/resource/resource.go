@@ -279,6 +279,12 @@ var ErrNotFound = errors.New("object not found")
 // for a short while instead of spending every later call's retries on it.
 var ErrUnreachable = errors.New("provider unreachable")
 
+// ErrOutcomeUnknown is matched (errors.Is) by the error of a call that changes something at the provider
+// and may have been received there although no answer came: a timeout waiting for the answer, a
+// connection reset after the request was written, a 5xx from the API or a proxy in front of it. Such a
+// call is not sent again blindly (a create would be made twice): the engine looks the object up first.
+var ErrOutcomeUnknown = errors.New("outcome unknown: the request may have been received")
+
 // ErrAlreadyExists is returned (wrapped) by Create when an object with the same unique name exists at the
 // provider but is not recorded in state. cdkx never adopts it silently.
 var ErrAlreadyExists = errors.New("object already exists")
