@@ -302,6 +302,7 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 		}()
 	}
 	var body io.Reader = r.Body
+	size := r.ContentLength
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip":
@@ -313,18 +314,21 @@ func (s *Server) readBody(r *http.Request) ([]byte, error) {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: the body is not valid gzip: %v", err)
 		}
 		defer func() { _ = zr.Close() }()
-		body = zr
+		body, size = zr, -1
 	default:
 		return nil, errorf(http.StatusUnsupportedMediaType, "Unsupported Media Type: Content-Encoding %q; send gzip or nothing", enc)
 	}
-	data, err := s.readLimited(r, body, st)
+	data, err := s.readLimited(r, body, size, st)
 	if err != nil {
 		var ae *apiError
 		if errors.As(err, &ae) {
 			return nil, err
 		}
-		if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if size < 0 && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF)) {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: the body is not valid gzip: %v", err)
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: the body ended before its Content-Length (%d bytes)", size)
 		}
 		return nil, err
 	}

@@ -110,15 +110,20 @@ func tooLarge(r *http.Request, limit int64) *apiError {
 }
 
 // readLimited reads body (already gzip-decoded when it was gzip) into memory, at most st.limit bytes,
-// taking each chunk from the budget before reading it.
-func (s *Server) readLimited(r *http.Request, body io.Reader, st *bodyState) ([]byte, error) {
+// taking each chunk from the budget before reading it; size is the body's length when known, else -1.
+func (s *Server) readLimited(r *http.Request, body io.Reader, size int64, st *bodyState) ([]byte, error) {
 	var data []byte
 	for {
 		if int64(len(data)) > st.limit {
 			return nil, tooLarge(r, st.limit)
 		}
 		if len(data) == cap(data) {
+			// Doubling, from one chunk, up to the limit and one byte (which tells a body beyond it); a
+			// body of known length takes its length and one byte at once, so that it is never copied.
 			grow := min(max(int64(cap(data)), bodyChunk), st.limit+1-int64(cap(data)))
+			if cap(data) == 0 && size >= 0 && size <= st.limit {
+				grow = size + 1
+			}
 			grow = max(grow, 1)
 			if s.budget != nil {
 				if !s.budget.take(grow) {

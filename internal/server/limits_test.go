@@ -18,7 +18,7 @@ import (
 
 // limitServer is a Server without a database whose one route, POST /echo, reads its body with readBody
 // under a limit of limit bytes and answers its length; hold, when not nil, is called after the body is
-// read and before the answer.
+// read and before the answer. The route is wrapped as Handler wraps its routes (logRequests).
 func limitServer(limit, budgetBytes int64, bodyTimeout time.Duration, hold func()) (*Server, http.Handler) {
 	s := &Server{maxBody: 1 << 20, bodyTimeout: bodyTimeout, log: slog.New(slog.DiscardHandler)}
 	if budgetBytes > 0 {
@@ -36,7 +36,7 @@ func limitServer(limit, budgetBytes int64, bodyTimeout time.Duration, hold func(
 		}
 		writeJSON(w, http.StatusOK, map[string]int{"length": len(data)})
 	})))
-	return s, mux
+	return s, s.logRequests(mux)
 }
 
 func TestBodyLimit(t *testing.T) {
