@@ -28,8 +28,12 @@
 // request as soon as the last one is answered: latency is then concurrency over throughput).
 // -cpuprofile FILE writes a CPU profile of the whole run (client and replicas; PostgreSQL runs apart).
 //
+// -abuse D runs the abuse loads of abuse.go instead (large, slow and idle clients against the cdkx server
+// binary, D each) and prints the server's peak RSS and a healthy client's latency under each.
+//
 // Usage: go run ./bench/server -database-url postgres://… [-updates 1,10,50] [-checkpoints 60]
 // [-duration 20s] [-resources 50] [-sizes 100,1000] [-think 0] [-cpuprofile FILE]
+// [-abuse 10s -abuse-clients 8 -abuse-slow 200 -abuse-idle 1000 -abuse-server-args '…']
 package main
 
 import (
@@ -75,6 +79,11 @@ func main() {
 	flag.DurationVar(&think, "think", 0, "time each deploy waits before each checkpoint request (0: none, closed loop)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.StringVar(&cdkxBin, "cdkx", "", "cdkx binary for the deploys over HTTP (default: go build ./cmd/cdkx; \"none\" skips them)")
+	abuseDur := flag.Duration("abuse", 0, "run the abuse loads against the cdkx server binary instead, each for this long (see abuse.go)")
+	abuseClients := flag.Int("abuse-clients", 8, "clients of the large-body loads (-abuse)")
+	abuseSlow := flag.Int("abuse-slow", 200, "connections of the slow-body load (-abuse)")
+	abuseIdle := flag.Int("abuse-idle", 1000, "connections of the idle load (-abuse)")
+	abuseArgs := flag.String("abuse-server-args", "", "arguments added to the cdkx server command line (-abuse), separated by spaces")
 	flag.Parse()
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -98,6 +107,17 @@ func main() {
 		cdkxBin = bin
 	case "none":
 		cdkxBin = ""
+	}
+	if *abuseDur > 0 {
+		if cdkxBin == "" {
+			fmt.Fprintln(os.Stderr, "bench/server: -abuse needs the cdkx binary")
+			os.Exit(1)
+		}
+		if err := abuse(*dbURL, cdkxBin, *abuseDur, *abuseClients, *abuseSlow, *abuseIdle, strings.Fields(*abuseArgs)); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/server:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if err := run(*dbURL, *levels, *checkpoints, *duration, *resources, *sizes); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/server:", err)

@@ -287,32 +287,50 @@ func authorization(r *http.Request) (scheme, credentials string) {
 	return strings.ToLower(scheme), strings.TrimSpace(credentials)
 }
 
-// readBody returns the request body, gzip-decoded when Content-Encoding says so, at most s.maxBody
-// bytes (413 beyond).
+// readBody returns the request body, gzip-decoded when Content-Encoding says so, at most the route's
+// limit (limitBody; s.maxBody on a route without one) after decoding (413 beyond). The bytes it holds
+// are taken from the server's budget (503 with Retry-After when spent), and a body that does not arrive
+// within the body timeout is answered 408.
 func (s *Server) readBody(r *http.Request) ([]byte, error) {
-	tooLarge := errorf(http.StatusRequestEntityTooLarge, "Request Entity Too Large: the body exceeds %d bytes", s.maxBody)
-	var body = io.LimitReader(r.Body, s.maxBody+1)
+	st, _ := r.Context().Value(bodyStateKey{}).(*bodyState)
+	if st == nil {
+		st = &bodyState{limit: s.maxBody}
+		defer func() {
+			if st.held > 0 && s.budget != nil {
+				s.budget.give(st.held)
+			}
+		}()
+	}
+	var body io.Reader = r.Body
+	size := r.ContentLength
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 	case "gzip":
-		zr, err := gzip.NewReader(body)
+		zr, err := gzip.NewReader(r.Body)
 		if err != nil {
+			if ae := s.bodyError(err); ae != nil {
+				return nil, ae
+			}
 			return nil, errorf(http.StatusBadRequest, "Bad Request: the body is not valid gzip: %v", err)
 		}
 		defer func() { _ = zr.Close() }()
-		body = io.LimitReader(zr, s.maxBody+1)
+		body, size = zr, -1
 	default:
 		return nil, errorf(http.StatusUnsupportedMediaType, "Unsupported Media Type: Content-Encoding %q; send gzip or nothing", enc)
 	}
-	data, err := io.ReadAll(body)
+	data, err := s.readLimited(r, body, size, st)
 	if err != nil {
-		if errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF) {
+		var ae *apiError
+		if errors.As(err, &ae) {
+			return nil, err
+		}
+		if size < 0 && (errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF)) {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: the body is not valid gzip: %v", err)
 		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: the body ended before its Content-Length (%d bytes)", size)
+		}
 		return nil, err
-	}
-	if int64(len(data)) > s.maxBody {
-		return nil, tooLarge
 	}
 	return data, nil
 }

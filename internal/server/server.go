@@ -45,8 +45,17 @@ type Options struct {
 	Logger *slog.Logger
 	// Lease is the lifetime of a lease token issued by start (DefaultLease).
 	Lease time.Duration
-	// MaxBody bounds request bodies after gzip decoding (DefaultMaxBody).
+	// MaxBody bounds the bodies of the state routes (checkpoints, journal entries, commits, import)
+	// after gzip decoding (DefaultMaxBody); the other routes have smaller limits (SmallBodyLimit,
+	// BatchBodyLimit, DeploymentBodyLimit), never above MaxBody.
 	MaxBody int64
+	// BodyBudget bounds the bytes of request bodies held by all requests in flight together
+	// (DefaultBodyBudget; never below MaxBody); a request that finds it spent is answered 503 with
+	// Retry-After. Negative: no budget.
+	BodyBudget int64
+	// BodyTimeout bounds the time a request's body takes to arrive, from its handler's start
+	// (DefaultBodyTimeout; negative: none); a body later than that is answered 408.
+	BodyTimeout time.Duration
 	// Organization is the default organization (DefaultOrganization).
 	Organization string
 	// LeaseGrace is how long after its lease expired the collector cancels a running update
@@ -70,8 +79,12 @@ type Server struct {
 	log     *slog.Logger
 	lease   time.Duration
 	maxBody int64
-	org     string
-	grace   time.Duration
+	// budget is the byte budget of request bodies in flight (Options.BodyBudget); nil: none.
+	budget *budget
+	// bodyTimeout is Options.BodyTimeout (0: none).
+	bodyTimeout time.Duration
+	org         string
+	grace       time.Duration
 	// secondPerson is Options.RequireSecondPerson.
 	secondPerson bool
 	// secrets seals the values of the secrets endpoints; nil without Options.SecretsKey.
@@ -133,6 +146,18 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBody
 	}
+	switch {
+	case opts.BodyBudget == 0:
+		s.budget = &budget{total: max(DefaultBodyBudget, s.maxBody)}
+	case opts.BodyBudget > 0:
+		s.budget = &budget{total: max(opts.BodyBudget, s.maxBody)}
+	}
+	switch {
+	case opts.BodyTimeout == 0:
+		s.bodyTimeout = DefaultBodyTimeout
+	case opts.BodyTimeout > 0:
+		s.bodyTimeout = opts.BodyTimeout
+	}
 	if s.grace <= 0 {
 		s.grace = LeaseGrace
 	}
@@ -148,60 +173,63 @@ func (s *Server) Close() { s.pool.Close() }
 // Handler returns the HTTP handler of the service.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	// Body limits per route (limits.go), never above MaxBody.
+	small, batch := min(SmallBodyLimit, s.maxBody), min(BatchBodyLimit, s.maxBody)
+	deployment, state := min(DeploymentBodyLimit, s.maxBody), s.maxBody
 	const st = "/api/stacks/{org}/{project}/{stack}"
 	const up = st + "/{kind}/{id}"
 	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.Handle("GET /api/capabilities", s.api(s.capabilities))
-	mux.Handle("GET /api/user", s.api(s.user))
-	mux.Handle("GET /api/user/organizations/default", s.api(s.defaultOrg))
-	mux.Handle("GET /api/user/stacks", s.api(s.listStacks))
-	mux.Handle("POST /api/stacks/{org}/{project}", s.api(s.createStack))
-	mux.Handle("HEAD /api/stacks/{org}/{project}", s.api(s.projectExists))
-	mux.Handle("GET "+st, s.api(s.getStack))
-	mux.Handle("DELETE "+st, s.api(s.deleteStack))
-	mux.Handle("GET "+st+"/export", s.api(s.export))
-	mux.Handle("GET "+st+"/export/{version}", s.api(s.exportHistoryVersion))
-	mux.Handle("POST "+st+"/import", s.api(s.importStack))
-	mux.Handle("POST "+st+"/encrypt", s.api(s.encrypt))
-	mux.Handle("POST "+st+"/batch-encrypt", s.api(s.batchEncrypt))
-	mux.Handle("POST "+st+"/decrypt", s.api(s.decrypt))
-	mux.Handle("POST "+st+"/batch-decrypt", s.api(s.batchDecrypt))
-	mux.Handle("POST "+st+"/decrypt/log-decryption", s.api(s.logDecryption))
-	mux.Handle("POST "+st+"/decrypt/log-batch-decryption", s.api(s.logDecryption))
-	mux.Handle("PATCH "+st+"/tags", s.api(s.updateTags))
-	mux.Handle("POST "+st+"/rename", s.api(s.renameStack))
-	mux.Handle("GET "+st+"/updates", s.api(s.history))
-	mux.Handle("GET "+st+"/updates/latest", s.api(s.latestUpdate))
+	mux.Handle("GET /api/capabilities", s.limitBody(small, s.api(s.capabilities)))
+	mux.Handle("GET /api/user", s.limitBody(small, s.api(s.user)))
+	mux.Handle("GET /api/user/organizations/default", s.limitBody(small, s.api(s.defaultOrg)))
+	mux.Handle("GET /api/user/stacks", s.limitBody(small, s.api(s.listStacks)))
+	mux.Handle("POST /api/stacks/{org}/{project}", s.limitBody(small, s.api(s.createStack)))
+	mux.Handle("HEAD /api/stacks/{org}/{project}", s.limitBody(small, s.api(s.projectExists)))
+	mux.Handle("GET "+st, s.limitBody(small, s.api(s.getStack)))
+	mux.Handle("DELETE "+st, s.limitBody(small, s.api(s.deleteStack)))
+	mux.Handle("GET "+st+"/export", s.limitBody(small, s.api(s.export)))
+	mux.Handle("GET "+st+"/export/{version}", s.limitBody(small, s.api(s.exportHistoryVersion)))
+	mux.Handle("POST "+st+"/import", s.limitBody(state, s.api(s.importStack)))
+	mux.Handle("POST "+st+"/encrypt", s.limitBody(small, s.api(s.encrypt)))
+	mux.Handle("POST "+st+"/batch-encrypt", s.limitBody(batch, s.api(s.batchEncrypt)))
+	mux.Handle("POST "+st+"/decrypt", s.limitBody(small, s.api(s.decrypt)))
+	mux.Handle("POST "+st+"/batch-decrypt", s.limitBody(batch, s.api(s.batchDecrypt)))
+	mux.Handle("POST "+st+"/decrypt/log-decryption", s.limitBody(small, s.api(s.logDecryption)))
+	mux.Handle("POST "+st+"/decrypt/log-batch-decryption", s.limitBody(small, s.api(s.logDecryption)))
+	mux.Handle("PATCH "+st+"/tags", s.limitBody(small, s.api(s.updateTags)))
+	mux.Handle("POST "+st+"/rename", s.limitBody(small, s.api(s.renameStack)))
+	mux.Handle("GET "+st+"/updates", s.limitBody(small, s.api(s.history)))
+	mux.Handle("GET "+st+"/updates/latest", s.limitBody(small, s.api(s.latestUpdate)))
 	for _, kind := range createKinds {
-		mux.Handle("POST "+st+"/"+kind, s.api(s.createUpdate(kind)))
+		mux.Handle("POST "+st+"/"+kind, s.limitBody(batch, s.api(s.createUpdate(kind))))
 	}
 	// Follow-up calls: {kind} is one of followUpKinds (404 otherwise), whatever the update's own kind.
-	mux.Handle("POST "+up, followUp(s.api(s.startUpdate)))
-	mux.Handle("GET "+up, followUp(s.api(s.updateStatus)))
-	mux.Handle("POST "+up+"/cancel", followUp(s.api(s.cancelUpdate)))
-	mux.Handle("GET "+up+"/events", followUp(s.api(s.listEvents)))
-	mux.Handle("PATCH "+up+"/checkpoint", followUp(s.exec(s.checkpoint)))
-	mux.Handle("PATCH "+up+"/checkpointverbatim", followUp(s.exec(s.checkpointVerbatim)))
-	mux.Handle("PATCH "+up+"/checkpointdelta", followUp(s.exec(s.checkpointDelta)))
-	mux.Handle("PATCH "+up+"/journalentries", followUp(s.exec(s.journalEntries)))
-	mux.Handle("POST "+up+"/events/batch", followUp(s.exec(s.eventsBatch)))
-	mux.Handle("POST "+up+"/renew_lease", followUp(s.exec(s.renewLease)))
-	mux.Handle("POST "+up+"/complete", followUp(s.exec(s.complete)))
+	mux.Handle("POST "+up, s.limitBody(small, followUp(s.api(s.startUpdate))))
+	mux.Handle("GET "+up, s.limitBody(small, followUp(s.api(s.updateStatus))))
+	mux.Handle("POST "+up+"/cancel", s.limitBody(small, followUp(s.api(s.cancelUpdate))))
+	mux.Handle("GET "+up+"/events", s.limitBody(small, followUp(s.api(s.listEvents))))
+	mux.Handle("PATCH "+up+"/checkpoint", s.limitBody(state, followUp(s.exec(s.checkpoint))))
+	mux.Handle("PATCH "+up+"/checkpointverbatim", s.limitBody(state, followUp(s.exec(s.checkpointVerbatim))))
+	mux.Handle("PATCH "+up+"/checkpointdelta", s.limitBody(state, followUp(s.exec(s.checkpointDelta))))
+	mux.Handle("PATCH "+up+"/journalentries", s.limitBody(state, followUp(s.exec(s.journalEntries))))
+	mux.Handle("POST "+up+"/events/batch", s.limitBody(batch, followUp(s.exec(s.eventsBatch))))
+	mux.Handle("POST "+up+"/renew_lease", s.limitBody(small, followUp(s.exec(s.renewLease))))
+	mux.Handle("POST "+up+"/complete", s.limitBody(small, followUp(s.exec(s.complete))))
 	// The cdkx extension (cdkx.go).
 	const cx = "/api/cdkx/{org}/{project}"
-	mux.Handle("PATCH "+up+"/commit", followUp(s.exec(s.cdkxCommit)))
-	mux.Handle("GET "+cx+"/locks", s.api(s.cdkxLocks))
+	mux.Handle("PATCH "+up+"/commit", s.limitBody(state, followUp(s.exec(s.cdkxCommit))))
+	mux.Handle("GET "+cx+"/locks", s.limitBody(small, s.api(s.cdkxLocks)))
 	// The deployment queue (deployments.go).
-	mux.Handle("POST "+cx+"/deployments", s.api(s.createDeployments))
-	mux.Handle("POST "+cx+"/deployments/claim", s.api(s.claimDeployments))
-	mux.Handle("POST "+cx+"/deployments/claim-next", s.api(s.claimNext))
-	mux.Handle("POST "+cx+"/deployments/heartbeat", s.api(s.heartbeatDeployments))
-	mux.Handle("POST "+cx+"/deployments/{id}/transition", s.api(s.transitionDeployment))
-	mux.Handle("POST "+cx+"/deployments/{id}/abort", s.api(s.requestAbort))
-	mux.Handle("PATCH "+cx+"/deployments/{id}", s.api(s.finishDeployment))
-	mux.Handle("GET "+cx+"/deployments", s.api(s.listDeployments))
-	mux.Handle("GET "+cx+"/deployments/{id}", s.api(s.getDeployment))
-	mux.Handle("GET "+cx+"/deployments/{id}/events", s.api(s.deploymentEvents))
+	mux.Handle("POST "+cx+"/deployments", s.limitBody(deployment, s.api(s.createDeployments)))
+	mux.Handle("POST "+cx+"/deployments/claim", s.limitBody(small, s.api(s.claimDeployments)))
+	mux.Handle("POST "+cx+"/deployments/claim-next", s.limitBody(small, s.api(s.claimNext)))
+	mux.Handle("POST "+cx+"/deployments/heartbeat", s.limitBody(small, s.api(s.heartbeatDeployments)))
+	mux.Handle("POST "+cx+"/deployments/{id}/transition", s.limitBody(small, s.api(s.transitionDeployment)))
+	mux.Handle("POST "+cx+"/deployments/{id}/abort", s.limitBody(small, s.api(s.requestAbort)))
+	mux.Handle("PATCH "+cx+"/deployments/{id}", s.limitBody(small, s.api(s.finishDeployment)))
+	mux.Handle("GET "+cx+"/deployments", s.limitBody(small, s.api(s.listDeployments)))
+	mux.Handle("GET "+cx+"/deployments/{id}", s.limitBody(small, s.api(s.getDeployment)))
+	mux.Handle("GET "+cx+"/deployments/{id}/events", s.limitBody(small, s.api(s.deploymentEvents)))
 	return s.logRequests(mux)
 }
 
@@ -232,6 +260,9 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 }
+
+// Unwrap lets http.ResponseController reach the connection (limitBody's body deadline).
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code

@@ -33,6 +33,13 @@ type Options struct {
 	// SecretsKeyFile names the file holding the secrets key (--secrets-key-file); SecretsKeyEnv is
 	// $CDKX_SERVER_SECRETS_KEY. Each holds the base64 of 32 bytes.
 	SecretsKeyFile, SecretsKeyEnv string
+	// MaxBodyMiB bounds the body of a state request (checkpoint, commit, import) in MiB; BodyBudgetMiB
+	// the bytes of bodies in flight together (--max-body-mib, --body-budget-mib).
+	MaxBodyMiB, BodyBudgetMiB int64
+	// ReadHeaderTimeout, BodyTimeout and IdleTimeout bound a request's headers, its body, and an idle
+	// keep-alive connection; MaxConnsPerAddr caps the open connections of one client address (0: none).
+	ReadHeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+	MaxConnsPerAddr                             int
 }
 
 // NewCmdServer returns the server command and its token subcommands; runF replaces serverRun in tests.
@@ -79,6 +86,12 @@ Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SEC
 	cmd.Flags().BoolVar(&opts.RequireSecondPerson, "require-second-person", false, "refuse the approval of a deployment by the token that proposed it, and any deploy that is not a proposal (cdkx deploy --propose)")
 	cmd.Flags().StringVar(&opts.SecretsKeyFile, "secrets-key-file", "", "file holding the secrets key: the base64 of 32 random bytes (default $CDKX_SERVER_SECRETS_KEY)")
 	cmd.Flags().DurationVar(&opts.GCInterval, "gc-interval", server.GCInterval, "how often the collector cancels expired updates")
+	cmd.Flags().Int64Var(&opts.MaxBodyMiB, "max-body-mib", server.DefaultMaxBody>>20, "largest body of a state request (checkpoint, commit, import) in MiB, after gzip decoding; other routes take less (secrets: 256 KiB, batches and events: 8 MiB, deployments: 32 MiB); beyond: 413")
+	cmd.Flags().Int64Var(&opts.BodyBudgetMiB, "body-budget-mib", server.DefaultBodyBudget>>20, "MiB of request bodies all requests in flight may hold together (at least --max-body-mib); beyond: 503 with Retry-After")
+	cmd.Flags().DurationVar(&opts.ReadHeaderTimeout, "read-header-timeout", 10*time.Second, "time a client has to send a request's headers")
+	cmd.Flags().DurationVar(&opts.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "time a client has to send a request's body, from the end of its headers; beyond: 408 and the connection is closed")
+	cmd.Flags().DurationVar(&opts.IdleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept open")
+	cmd.Flags().IntVar(&opts.MaxConnsPerAddr, "max-conns-per-address", 64, "open connections one client IP address may hold (0: no cap; behind a proxy every client has its address); beyond: 503 and closed")
 	cmd.PersistentFlags().StringVar(&opts.DatabaseURL, "database-url", "", "PostgreSQL URL, e.g. postgres://user:password@host:5432/cdkx (default $CDKX_DATABASE_URL)")
 	cmd.AddCommand(newCmdToken(f, opts))
 	return cmd
@@ -106,7 +119,8 @@ func openServer(ctx context.Context, opts *Options, log *slog.Logger) (*server.S
 		return nil, err
 	}
 	return server.Open(ctx, opts.DatabaseURL, server.Options{Now: opts.F.Now, Logger: log, Lease: opts.Lease, LeaseGrace: opts.LeaseGrace,
-		RequireSecondPerson: opts.RequireSecondPerson, SecretsKey: key})
+		RequireSecondPerson: opts.RequireSecondPerson, SecretsKey: key, MaxBody: opts.MaxBodyMiB << 20, BodyBudget: opts.BodyBudgetMiB << 20,
+		BodyTimeout: opts.BodyTimeout})
 }
 
 // secretsKey reads the secrets key from --secrets-key-file, else from $CDKX_SERVER_SECRETS_KEY; nil
@@ -147,9 +161,11 @@ func serverRun(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("listen on %s: %w", opts.Listen, err)
 	}
 	fmt.Fprintf(opts.F.IO.ErrOut, "cdkx server listening on http://%s\n", ln.Addr())
+	ln = server.LimitListener(ln, opts.MaxConnsPerAddr)
 	hs := &http.Server{
 		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	gcDone := make(chan error, 1)

@@ -10,18 +10,28 @@ import (
 )
 
 func TestFlags(t *testing.T) {
+	// def is the options of no flag but the listen address; with sets some of them.
+	def := Options{Listen: "127.0.0.1:8080", Lease: 5 * time.Minute, LeaseGrace: 30 * time.Second, GCInterval: time.Minute,
+		MaxBodyMiB: 64, BodyBudgetMiB: 128, ReadHeaderTimeout: 10 * time.Second, BodyTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		MaxConnsPerAddr: 64}
+	with := func(f func(o *Options)) Options { o := def; f(&o); return o }
 	tests := []struct {
 		args []string
 		env  string
 		want Options
 	}{
-		{nil, "", Options{Listen: "127.0.0.1:8080", Lease: 5 * time.Minute, LeaseGrace: 30 * time.Second, GCInterval: time.Minute}},
-		{[]string{"--listen", "0.0.0.0:9000", "--database-url", "postgres://a@b/c"}, "", Options{Listen: "0.0.0.0:9000", ListenSet: true,
-			DatabaseURL: "postgres://a@b/c", Lease: 5 * time.Minute, LeaseGrace: 30 * time.Second, GCInterval: time.Minute}},
-		{nil, "postgres://env@db/x", Options{Listen: "127.0.0.1:8080", DatabaseURL: "postgres://env@db/x", Lease: 5 * time.Minute,
-			LeaseGrace: 30 * time.Second, GCInterval: time.Minute}},
-		{[]string{"--lease", "5s", "--lease-grace", "1s", "--gc-interval", "2s"}, "", Options{Listen: "127.0.0.1:8080", Lease: 5 * time.Second,
-			LeaseGrace: time.Second, GCInterval: 2 * time.Second}},
+		{nil, "", def},
+		{[]string{"--listen", "0.0.0.0:9000", "--database-url", "postgres://a@b/c"}, "", with(func(o *Options) {
+			o.Listen, o.ListenSet, o.DatabaseURL = "0.0.0.0:9000", true, "postgres://a@b/c"
+		})},
+		{nil, "postgres://env@db/x", with(func(o *Options) { o.DatabaseURL = "postgres://env@db/x" })},
+		{[]string{"--lease", "5s", "--lease-grace", "1s", "--gc-interval", "2s"}, "", with(func(o *Options) {
+			o.Lease, o.LeaseGrace, o.GCInterval = 5*time.Second, time.Second, 2*time.Second
+		})},
+		{[]string{"--max-body-mib", "16", "--body-budget-mib", "48", "--read-header-timeout", "3s", "--body-timeout", "20s",
+			"--idle-timeout", "30s", "--max-conns-per-address", "0"}, "", with(func(o *Options) {
+			o.MaxBodyMiB, o.BodyBudgetMiB, o.ReadHeaderTimeout, o.BodyTimeout, o.IdleTimeout, o.MaxConnsPerAddr = 16, 48, 3*time.Second, 20*time.Second, 30*time.Second, 0
+		})},
 	}
 	for _, tt := range tests {
 		f := &cli.Factory{IO: &cli.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}},
