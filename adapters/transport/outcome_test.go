@@ -30,8 +30,8 @@ func TestNonIdempotentIsNotResentOnceReceived(t *testing.T) {
 		_, _ = io.ReadAll(r.Body)
 		conn, _, err := w.(http.Hijacker).Hijack()
 		if err == nil {
-			conn.(*net.TCPConn).SetLinger(0)
-			conn.Close()
+			_ = conn.(*net.TCPConn).SetLinger(0)
+			_ = conn.Close()
 		}
 	}
 	status := func(code int, header ...string) func(int, http.ResponseWriter, *http.Request) {

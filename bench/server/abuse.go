@@ -98,7 +98,7 @@ func abuse(dbURL, bin string, dur time.Duration, clients, slow, idle int, server
 			d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}
 			hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: d.DialContext}}
 			for lctx.Err() == nil {
-				req, _ := http.NewRequest("GET", base+"/api/stacks/organization/proj/s", nil)
+				req, _ := http.NewRequestWithContext(lctx, "GET", base+"/api/stacks/organization/proj/s", nil)
 				req.Header.Set("Authorization", "token "+rw)
 				t := time.Now()
 				resp, err := hc.Do(req)
@@ -154,7 +154,7 @@ func vm(pid int, field string) int64 {
 }
 
 func startServer(ctx context.Context, bin, url string, args []string) (*exec.Cmd, string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := new(net.ListenConfig).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, "", err
 	}
@@ -167,7 +167,11 @@ func startServer(ctx context.Context, bin, url string, args []string) (*exec.Cmd
 	}
 	base := "http://" + addr
 	for range 100 {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
+		req, err := http.NewRequestWithContext(ctx, "GET", base+"/healthz", nil)
+		if err != nil {
+			return nil, "", err
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
 			_ = resp.Body.Close()
 			return cmd, base, nil
 		}
