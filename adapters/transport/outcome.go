@@ -17,11 +17,12 @@ import (
 // The policy for requests that are not idempotent (POST, and PATCH unless marked by Idempotent): such a
 // request is sent again only when the API cannot have acted on it —
 //   - no connection was made (connection refused, unknown host) or the request was not written;
-//   - the API answered 429 Too Many Requests, or 503 Service Unavailable with a Retry-After header: it
-//     refused the request without carrying it out.
+//   - the API answered 429 Too Many Requests or 503 Service Unavailable: it refused the request without
+//     carrying it out (Hetzner's injected and real "unavailable" answers, PostgreSQL restarting behind
+//     cdkx server).
 //
 // Once the request may have been received — no answer within the response timeout, a connection reset or
-// EOF after it was written, any other 5xx (the API's own, or a 502/504 from a proxy in front of it), or
+// EOF after it was written, any other 5xx (the API's own 500, or a 502/504 from a proxy in front of it), or
 // the context ending after it was written — it is not sent again, and the call fails with an
 // *OutcomeUnknownError (errors.Is(err, resource.ErrOutcomeUnknown)): the caller looks the object up
 // before it decides anything (the engine locates the object of a create).
@@ -115,10 +116,8 @@ func mayHaveActed(ctx context.Context, resp *http.Response, err error) bool {
 	}
 	if resp != nil {
 		switch resp.StatusCode {
-		case http.StatusTooManyRequests:
+		case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			return false
-		case http.StatusServiceUnavailable:
-			return resp.Header.Get("Retry-After") == ""
 		}
 		return resp.StatusCode >= 500
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,8 +17,8 @@ import (
 )
 
 // TestNonIdempotentIsNotResentOnceReceived: a POST (or an unmarked PATCH) that the API may have carried out
-// is sent exactly once and fails with an *OutcomeUnknownError; one the API cannot have acted on (429, 503
-// with Retry-After, a refused connection) and every idempotent request are retried as before.
+// is sent exactly once and fails with an *OutcomeUnknownError; one the API cannot have acted on (429, 503,
+// a refused connection) and every idempotent request are retried as before.
 func TestNonIdempotentIsNotResentOnceReceived(t *testing.T) {
 	t.Parallel()
 	// late never answers in time: the client's response timeout (20ms) ends each attempt first, and the
@@ -62,7 +63,7 @@ func TestNonIdempotentIsNotResentOnceReceived(t *testing.T) {
 		{name: "POST 500", method: "POST", handler: status(500), wantHits: 1, wantUnknown: true, unknownStatus: 500},
 		{name: "POST 502 from a proxy", method: "POST", handler: status(502), wantHits: 1, wantUnknown: true, unknownStatus: 502},
 		{name: "POST 504 from a proxy", method: "POST", handler: status(504), wantHits: 1, wantUnknown: true, unknownStatus: 504},
-		{name: "POST 503 without Retry-After", method: "POST", handler: status(503), wantHits: 1, wantUnknown: true, unknownStatus: 503},
+		{name: "POST 503 without Retry-After is retried", method: "POST", handler: status(503), wantHits: 2, wantStatus: 201},
 		{name: "POST 503 with Retry-After is retried", method: "POST", handler: status(503, "Retry-After", "0"), wantHits: 2, wantStatus: 201},
 		{name: "POST 429 is retried", method: "POST", handler: status(429), wantHits: 2, wantStatus: 201},
 		{name: "POST 501 goes back to the caller", method: "POST", handler: status(501), wantHits: 1, wantStatus: 501},
@@ -178,5 +179,42 @@ func TestNonIdempotentCancelledAfterWriteIsUnknown(t *testing.T) {
 	}
 	if got := s.hits.Load(); got != 1 {
 		t.Errorf("server hits = %d, want 1", got)
+	}
+}
+
+// TestIdempotentClientResendsPost: a client whose API is built for retries (Options.Idempotent, the state
+// service) sends a POST again after a 500, where another client stops with an unknown outcome.
+func TestIdempotentClientResendsPost(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		idempotent bool
+		wantHits   int32
+		wantErr    error
+	}{
+		{idempotent: true, wantHits: 2},
+		{idempotent: false, wantHits: 1, wantErr: resource.ErrOutcomeUnknown},
+	} {
+		var hits atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.ReadAll(r.Body)
+			if hits.Add(1) == 1 {
+				w.WriteHeader(http.StatusInternalServerError)
+				return
+			}
+			w.WriteHeader(http.StatusCreated)
+		}))
+		c := transport.New(transport.Options{Provider: "test", Retry: tiny, Idempotent: tc.idempotent})
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/update", strings.NewReader("{}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(req)
+		if resp != nil {
+			_ = resp.Body.Close()
+		}
+		if hits.Load() != tc.wantHits || (tc.wantErr == nil) != (err == nil) || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+			t.Errorf("Idempotent %t: %d requests, error %v; want %d and %v", tc.idempotent, hits.Load(), err, tc.wantHits, tc.wantErr)
+		}
+		srv.Close()
 	}
 }

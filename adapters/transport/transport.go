@@ -140,6 +140,10 @@ type Options struct {
 	// MaxBody caps a response body in bytes (0: DefaultMaxBody, 32 MiB): a 2xx answer that announces
 	// or sends more fails the call with a *BodyTooLargeError, and nothing of it is decoded.
 	MaxBody int64
+	// Idempotent declares every request of the client safe to send again after it may have been received:
+	// for an API built for retries (the state service: sequence numbers, completions that answer a repeat
+	// as done). Without it a POST or PATCH is not resent once it may have been received (outcome.go).
+	Idempotent bool
 	// CallTimeout bounds one call as a whole, every attempt and wait and the body read included (0:
 	// DefaultCallTimeout, 5 min); it fails with a *TimeoutError. The caller's context still ends the call
 	// at once.
@@ -165,6 +169,7 @@ type Client struct {
 	maxBody     int64
 	callTimeout time.Duration
 	bodyTimeout time.Duration
+	idempotent  bool // Options.Idempotent
 }
 
 // New returns a Client configured by opts.
@@ -203,7 +208,7 @@ func New(opts Options) *Client {
 	}
 	c := &Client{provider: opts.Provider, service: opts.Service, setting: opts.URLSetting,
 		credentials: append(append([]string(nil), credentialHeaders...), opts.CredentialHeaders...),
-		maxBody:     opts.MaxBody, callTimeout: opts.CallTimeout, bodyTimeout: opts.BodyTimeout}
+		maxBody:     opts.MaxBody, callTimeout: opts.CallTimeout, bodyTimeout: opts.BodyTimeout, idempotent: opts.Idempotent}
 	if c.maxBody <= 0 {
 		c.maxBody = DefaultMaxBody
 	}
@@ -276,7 +281,9 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 
 // do is Do for a request that retryablehttp can resend already.
 func (c *Client) do(rreq *retryablehttp.Request) (*http.Response, error) {
-	rreq = guard(rreq)
+	if !c.idempotent {
+		rreq = guard(rreq)
+	}
 	req := rreq.Request
 	where := redact(req.URL)
 	k := c.newCall(req, where)
