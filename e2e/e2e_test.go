@@ -223,7 +223,7 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// cmdWaitfile waits for a file to exist.
+// cmdWaitfile waits for a file to exist and hold something (or be a directory).
 func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 1 || len(args) > 2 {
 		ts.Fatalf("usage: waitfile FILE [TIMEOUT]")
@@ -236,7 +236,9 @@ func cmdWaitfile(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	path := ts.MkAbs(args[0])
 	for deadline := time.Now().Add(timeout); ; {
-		if _, err := os.Stat(path); err == nil {
+		// Not only there but written: os.WriteFile creates the file before it writes, and a script that
+		// reads it at once (envfile) would read it empty.
+		if fi, err := os.Stat(path); err == nil && (fi.IsDir() || fi.Size() > 0) {
 			return
 		}
 		if time.Now().After(deadline) {
