@@ -80,6 +80,10 @@ type Config struct {
 	// Retry.Check means CheckRetry.
 	Retry transport.Retry
 	// Logger receives debug records of HTTP attempts and retries; nil logs nothing.
+	// Limits bound each call (response body size, deadlines); zero fields take the transport's
+	// defaults. NewFromEnv reads them from CDKX_MAX_BODY_<NAME> and the other transport.LimitsFromEnv
+	// variables.
+	Limits transport.Limits
 	Logger *slog.Logger
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
@@ -97,6 +101,11 @@ type Provider struct {
 // HCLOUD_ACTION_TIMEOUT, read through getenv (os.Getenv in the CLI).
 func NewFromEnv(getenv func(string) string) (*Provider, error) {
 	cfg := Config{Token: getenv(EnvToken), Endpoint: getenv(EnvEndpoint)}
+	limits, err := transport.LimitsFromEnv(getenv, Name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	cfg.Limits = limits
 	for _, d := range []struct {
 		env string
 		to  *time.Duration
@@ -152,6 +161,7 @@ func New(cfg Config) (*Provider, error) {
 				Retry:        retry,
 				ErrorMessage: errorMessage,
 				Logger:       cfg.Logger,
+				Limits:       cfg.Limits,
 				Secrets:      []string{token},
 				Wrap: func(rt http.RoundTripper) http.RoundTripper {
 					p.pacer = newPacer(rt, now)

@@ -53,6 +53,10 @@ type Config struct {
 	// Retry is the retry policy; zero fields take the transport defaults (4 retries, 200ms..5s).
 	Retry transport.Retry
 	// Logger receives debug records of HTTP attempts and retries; nil logs nothing.
+	// Limits bound each call (response body size, deadlines); zero fields take the transport's
+	// defaults. NewFromEnv reads them from CDKX_MAX_BODY_<NAME> and the other transport.LimitsFromEnv
+	// variables.
+	Limits transport.Limits
 	Logger *slog.Logger
 }
 
@@ -71,6 +75,11 @@ type Provider struct {
 func NewFromEnv(getenv func(string) string) (*Provider, error) {
 	var missing []string
 	cfg := Config{URL: getenv(EnvAPIURL), APIKey: getenv(EnvAPIKey), ServerID: getenv(EnvServerID)}
+	limits, err := transport.LimitsFromEnv(getenv, Name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	cfg.Limits = limits
 	if cfg.URL == "" {
 		missing = append(missing, EnvAPIURL+" (the PowerDNS web server, e.g. http://127.0.0.1:8081)")
 	}
@@ -117,6 +126,7 @@ func New(cfg Config) (*Provider, error) {
 				Retry:        cfg.Retry,
 				ErrorMessage: errorMessage,
 				Logger:       cfg.Logger,
+				Limits:       cfg.Limits,
 				Secrets:      secrets,
 			}),
 			Auth:  func(req *http.Request) { req.Header.Set("X-API-Key", key) },

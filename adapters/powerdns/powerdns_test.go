@@ -3,7 +3,10 @@ package powerdns_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"syscall"
 	"testing"
@@ -414,6 +417,8 @@ func TestNewFromEnv(t *testing.T) {
 		{"no key", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081"}, "powerdns: set PDNS_API_KEY (the api-key in pdns.conf)"},
 		{"no url", map[string]string{"PDNS_API_KEY": "k"}, "powerdns: set PDNS_API_URL (the PowerDNS web server, e.g. http://127.0.0.1:8081)"},
 		{"bad url", map[string]string{"PDNS_API_URL": "127.0.0.1:8081", "PDNS_API_KEY": "k"}, `powerdns: API URL "127.0.0.1:8081" is not an http(s) URL like http://127.0.0.1:8081; check PDNS_API_URL`},
+		{"bad limit", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "k", "CDKX_MAX_BODY_POWERDNS": "lots"},
+			`powerdns: CDKX_MAX_BODY_POWERDNS="lots" is not a positive size like 1048576, 512KiB or 64MiB`},
 		{"ok", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081/api/v1/", "PDNS_API_KEY": "k", "PDNS_SERVER_ID": "other"}, ""},
 	}
 	for _, tt := range tests {
@@ -430,6 +435,31 @@ func TestNewFromEnv(t *testing.T) {
 				t.Errorf("NewFromEnv = %v, %v, want a provider", p, err)
 			}
 		})
+	}
+}
+
+// TestNewFromEnvLimits: CDKX_MAX_BODY_POWERDNS lowers the cap on the answers of this provider alone.
+func TestNewFromEnvLimits(t *testing.T) {
+	t.Parallel()
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = fmt.Fprintf(w, `{"id":"localhost","padding":%q}`, strings.Repeat("x", 2<<10))
+	}))
+	t.Cleanup(s.Close)
+	for _, tc := range []struct {
+		limit   string
+		wantCap bool
+	}{{"", false}, {"1KiB", true}} {
+		env := map[string]string{"PDNS_API_URL": s.URL, "PDNS_API_KEY": testKey, "CDKX_MAX_BODY_POWERDNS": tc.limit}
+		p, err := powerdns.NewFromEnv(func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Preflight(t.Context(), resource.PreflightRequest{})
+		var tooLarge *transport.BodyTooLargeError
+		if got := errors.As(err, &tooLarge); got != tc.wantCap {
+			t.Errorf("CDKX_MAX_BODY_POWERDNS=%q: Preflight = %v; want a body cap error: %v", tc.limit, err, tc.wantCap)
+		}
 	}
 }
 

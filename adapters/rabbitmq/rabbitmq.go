@@ -82,6 +82,10 @@ type Config struct {
 	// Retry.Check means CheckRetry.
 	Retry transport.Retry
 	// Logger receives debug records of HTTP attempts and retries; nil logs nothing.
+	// Limits bound each call (response body size, deadlines); zero fields take the transport's
+	// defaults. NewFromEnv reads them from CDKX_MAX_BODY_<NAME> and the other transport.LimitsFromEnv
+	// variables.
+	Limits transport.Limits
 	Logger *slog.Logger
 }
 
@@ -101,6 +105,11 @@ type Provider struct {
 // getenv (os.Getenv in the CLI). A missing variable is an error naming every variable to set.
 func NewFromEnv(getenv func(string) string) (*Provider, error) {
 	cfg := Config{URL: getenv(EnvAPIURL), Username: getenv(EnvUsername), Password: getenv(EnvPassword)}
+	limits, err := transport.LimitsFromEnv(getenv, Name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
+	}
+	cfg.Limits = limits
 	var missing []string
 	if cfg.URL == "" {
 		missing = append(missing, EnvAPIURL+" (the management API, e.g. http://127.0.0.1:15672)")
@@ -153,6 +162,7 @@ func New(cfg Config) (*Provider, error) {
 				Retry:        retry,
 				ErrorMessage: errorMessage,
 				Logger:       cfg.Logger,
+				Limits:       cfg.Limits,
 				Secrets:      []string{password},
 			}),
 			Auth:  func(req *http.Request) { req.SetBasicAuth(username, password) },

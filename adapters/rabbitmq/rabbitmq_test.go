@@ -304,6 +304,7 @@ func TestNewFromEnv(t *testing.T) {
 		{"bad url", with("RABBITMQ_API_URL", "127.0.0.1:15672"), `rabbitmq: API URL "127.0.0.1:15672" is not an http(s) URL like http://127.0.0.1:15672; check RABBITMQ_API_URL`},
 		{"credentials in url", with("RABBITMQ_API_URL", "http://admin:secret@127.0.0.1:15672"),
 			"rabbitmq: API URL http://admin:xxxxx@127.0.0.1:15672 holds credentials; put them in RABBITMQ_USERNAME and RABBITMQ_PASSWORD instead"},
+		{"bad limit", with("CDKX_CALL_TIMEOUT_RABBITMQ", "soon"), `rabbitmq: CDKX_CALL_TIMEOUT_RABBITMQ="soon" is not a positive duration like 30s or 10m`},
 		{"ok", ok, ""},
 		{"ok with /api/", with("RABBITMQ_API_URL", "https://mq.example.test/rabbitmq/api/"), ""},
 	}

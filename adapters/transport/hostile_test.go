@@ -207,7 +207,7 @@ func TestHostileAnswers(t *testing.T) {
 				_, _ = io.WriteString(w, big[100:])
 			}
 		},
-		opts:      transport.Options{MaxBody: 1 << 10},
+		opts:      transport.Options{Limits: transport.Limits{MaxBody: 1 << 10}},
 		wantErr:   []string{"test: PUT ", "/users/bob: the answer is larger than the 1 KiB cap on response bodies: refused"},
 		wantAs:    func(err error) bool { return errors.As(err, new(*transport.BodyTooLargeError)) },
 		wantPaths: []string{"/users/bob"},
@@ -216,14 +216,14 @@ func TestHostileAnswers(t *testing.T) {
 		answer: func(string) http.HandlerFunc {
 			return func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, big) }
 		},
-		opts:      transport.Options{MaxBody: 1 << 10},
+		opts:      transport.Options{Limits: transport.Limits{MaxBody: 1 << 10}},
 		wantErr:   []string{"larger than the 1 KiB cap"},
 		wantAs:    func(err error) bool { return errors.As(err, new(*transport.BodyTooLargeError)) },
 		wantPaths: []string{"/users/bob"},
 	}, {
 		name:      "body that drips forever",
 		answer:    func(string) http.HandlerFunc { return drip },
-		opts:      transport.Options{BodyTimeout: 50 * time.Millisecond},
+		opts:      transport.Options{Limits: transport.Limits{BodyTimeout: 50 * time.Millisecond}},
 		wantErr:   []string{"/users/bob: no complete answer within the 50ms body read deadline"},
 		wantAs:    isTimeout("body read"),
 		wantPaths: []string{"/users/bob"},
@@ -232,7 +232,7 @@ func TestHostileAnswers(t *testing.T) {
 		answer: func(string) http.HandlerFunc {
 			return func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
 		},
-		opts:      transport.Options{CallTimeout: 50 * time.Millisecond},
+		opts:      transport.Options{Limits: transport.Limits{CallTimeout: 50 * time.Millisecond}},
 		wantErr:   []string{"/users/bob: no complete answer within the 50ms call deadline"},
 		wantAs:    isTimeout("call"),
 		wantPaths: []string{"/users/bob"},
@@ -383,7 +383,7 @@ func TestDoCapsTheBody(t *testing.T) {
 		w.(http.Flusher).Flush()
 		_, _ = io.WriteString(w, strings.Repeat("x", 2000))
 	})
-	c := transport.New(transport.Options{Provider: "test", MaxBody: 1000})
+	c := transport.New(transport.Options{Provider: "test", Limits: transport.Limits{MaxBody: 1000}})
 	resp, err := get(t, c, api.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -104,31 +104,37 @@ func (c *JSON) call(ctx context.Context, method, rawURL string, in, out any) (ht
 		dec := json.NewDecoder(resp.Body)
 		dec.UseNumber()
 		if err := dec.Decode(out); err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errors.New("empty body")
-			}
-			if b := (*BodyTooLargeError)(nil); errors.As(err, &b) {
-				return nil, b
-			}
-			if t := (*TimeoutError)(nil); errors.As(err, &t) {
-				return nil, t
-			}
-			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%s: %s %s: read the answer: %w", provider, method, url, context.Cause(ctx))
-			}
-			return nil, fmt.Errorf("%s: %s %s: decode %d response: %w", provider, method, url, resp.StatusCode, err)
+			return nil, c.Client.lostAnswer(req.Request, resp.StatusCode, c.readError(ctx, method, url, resp.StatusCode, err))
 		}
 	}
 	if _, err := io.CopyN(io.Discard, resp.Body, maxDrain); err != nil && err != io.EOF {
 		// The rest of the body is past the cap or its deadline: the call did not complete.
-		if b := (*BodyTooLargeError)(nil); errors.As(err, &b) {
-			return nil, b
-		}
-		if t := (*TimeoutError)(nil); errors.As(err, &t) {
-			return nil, t
+		var b *BodyTooLargeError
+		var t *TimeoutError
+		if errors.As(err, &b) || errors.As(err, &t) {
+			return nil, c.Client.lostAnswer(req.Request, resp.StatusCode, c.readError(ctx, method, url, resp.StatusCode, err))
 		}
 	}
 	return resp.Header, nil
+}
+
+// readError is the error of a 2xx answer whose body could not be read or decoded: the cap's or a deadline's
+// own error, the context's, or one saying the body is empty or not the JSON expected.
+func (c *JSON) readError(ctx context.Context, method, url string, status int, err error) error {
+	provider := c.Client.provider
+	if errors.Is(err, io.EOF) {
+		err = errors.New("empty body")
+	}
+	if b := (*BodyTooLargeError)(nil); errors.As(err, &b) {
+		return b
+	}
+	if t := (*TimeoutError)(nil); errors.As(err, &t) {
+		return t
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %s %s: read the answer: %w", provider, method, url, context.Cause(ctx))
+	}
+	return fmt.Errorf("%s: %s %s: decode %d response: %w", provider, method, url, status, err)
 }
 
 // statusError is the error of a response that is not 2xx: the Error hook's, or the default.

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,6 +26,84 @@ const (
 	// MaxRedirects is how many same-origin redirects one call follows before it fails.
 	MaxRedirects = 5
 )
+
+// Limits are the bounds of one provider's calls that a user may change. Zero fields take the defaults.
+type Limits struct {
+	// MaxBody caps a response body in bytes (0: DefaultMaxBody, 32 MiB): a 2xx answer that announces
+	// or sends more fails the call with a *BodyTooLargeError, and nothing of it is decoded.
+	MaxBody int64
+	// CallTimeout bounds one call as a whole, every attempt and wait and the body read included (0:
+	// DefaultCallTimeout, 5 min); it fails with a *TimeoutError. The caller's context still ends the call
+	// at once.
+	CallTimeout time.Duration
+	// ResponseTimeout bounds the wait for a response's headers on each attempt of the default client
+	// (0: DefaultResponseTimeout, 60 s). A server that accepts the connection and never answers is then
+	// retried like a network error (a GET, PUT or DELETE) or fails as an unknown outcome (a POST or PATCH
+	// that may have been received) instead of hanging the deploy.
+	ResponseTimeout time.Duration
+	// BodyTimeout bounds the reading of a response body from the arrival of its headers (0:
+	// DefaultBodyTimeout, 60 s), so that an answer that drips forever fails with a *TimeoutError.
+	BodyTimeout time.Duration
+}
+
+// Prefixes of the environment variables LimitsFromEnv reads, each followed by the provider's name in upper
+// case, e.g. CDKX_MAX_BODY_POWERDNS=64MiB or CDKX_CALL_TIMEOUT_HETZNER=10m.
+const (
+	EnvMaxBody         = "CDKX_MAX_BODY_"         // bytes: 1048576, or with a unit: 512KiB, 64MiB, 1GiB
+	EnvCallTimeout     = "CDKX_CALL_TIMEOUT_"     // a Go duration: 30s, 10m
+	EnvResponseTimeout = "CDKX_RESPONSE_TIMEOUT_" // a Go duration
+	EnvBodyTimeout     = "CDKX_BODY_TIMEOUT_"     // a Go duration
+)
+
+// LimitsFromEnv reads a provider's limits from CDKX_MAX_BODY_<NAME>, CDKX_CALL_TIMEOUT_<NAME>,
+// CDKX_RESPONSE_TIMEOUT_<NAME> and CDKX_BODY_TIMEOUT_<NAME> through getenv, where NAME is provider in
+// upper case ("powerdns" → POWERDNS). Unset variables leave their field zero (the default). A value that
+// is not a positive size or duration is an error naming the variable and the form it takes.
+func LimitsFromEnv(getenv func(string) string, provider string) (Limits, error) {
+	var l Limits
+	name := strings.ToUpper(provider)
+	if v := getenv(EnvMaxBody + name); v != "" {
+		n, ok := parseSize(v)
+		if !ok {
+			return Limits{}, fmt.Errorf("%s%s=%q is not a positive size like 1048576, 512KiB or 64MiB", EnvMaxBody, name, v)
+		}
+		l.MaxBody = n
+	}
+	for _, d := range []struct {
+		prefix string
+		to     *time.Duration
+	}{{EnvCallTimeout, &l.CallTimeout}, {EnvResponseTimeout, &l.ResponseTimeout}, {EnvBodyTimeout, &l.BodyTimeout}} {
+		v := getenv(d.prefix + name)
+		if v == "" {
+			continue
+		}
+		dur, err := time.ParseDuration(v)
+		if err != nil || dur <= 0 {
+			return Limits{}, fmt.Errorf("%s%s=%q is not a positive duration like 30s or 10m", d.prefix, name, v)
+		}
+		*d.to = dur
+	}
+	return l, nil
+}
+
+// parseSize reads a positive byte count: digits, optionally followed by KiB, MiB or GiB (powers of 1024).
+func parseSize(s string) (int64, bool) {
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if rest, ok := strings.CutSuffix(s, u.suffix); ok {
+			s, mult = rest, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, false
+	}
+	return n * mult, true
+}
 
 // credentialHeaders are removed from every redirected request, on top of Options.CredentialHeaders.
 var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-API-Key", "X-Auth-Token"}

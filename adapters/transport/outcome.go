@@ -55,7 +55,9 @@ type OutcomeUnknownError struct {
 	Method   string
 	URL      string // without credentials or query values
 	Attempts int
-	// Status is the answer's HTTP status (a 5xx), 0 when no answer came.
+	// Status is the answer's HTTP status: a 5xx; a 2xx whose body could not be read (too large, too slow,
+	// not the JSON expected), so that the request was carried out but its result is unknown; 0 when no
+	// answer came.
 	Status int
 	// Err is the cause: the network error, the context's error, or a *resource.ProviderError for a 5xx.
 	Err error
@@ -65,6 +67,10 @@ type OutcomeUnknownError struct {
 // after the request was sent (timeout awaiting response headers): it may have been carried out, so it
 // was not sent again`.
 func (e *OutcomeUnknownError) Error() string {
+	if e.Status/100 == 2 {
+		return fmt.Sprintf("%s: %s %s: answered %d, but the answer could not be read (%v): the request was carried out, so it was not sent again",
+			e.Provider, e.Method, e.URL, e.Status, e.Err)
+	}
 	cause := "no answer after the request was sent"
 	if e.Status != 0 {
 		cause = fmt.Sprintf("answered %d", e.Status)
@@ -81,6 +87,17 @@ func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, resource.ErrOutcomeUnknown) true.
 func (e *OutcomeUnknownError) Is(target error) bool { return target == resource.ErrOutcomeUnknown }
+
+// lostAnswer returns err, the failure to read or decode the 2xx answer (status) to req, as an
+// *OutcomeUnknownError when req is not idempotent: the API carried the request out (a create made its
+// object) and only the answer is missing, so the caller must look the object up rather than give up on it
+// or send the request again. An idempotent request's err is returned as it is.
+func (c *Client) lostAnswer(req *http.Request, status int, err error) error {
+	if c.idempotent || idempotent(req) {
+		return err
+	}
+	return &OutcomeUnknownError{Provider: c.provider, Method: req.Method, URL: redact(req.URL), Attempts: 1, Status: status, Err: err}
+}
 
 // attempt is what the trace of a request that is not idempotent saw of its latest attempt.
 type attempt struct {

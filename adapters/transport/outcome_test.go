@@ -77,7 +77,7 @@ func TestNonIdempotentIsNotResentOnceReceived(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s := newServer(t, tc.handler)
-			c := transport.New(transport.Options{Provider: "test", Retry: tiny, ResponseTimeout: 20 * time.Millisecond})
+			c := transport.New(transport.Options{Provider: "test", Retry: tiny, Limits: transport.Limits{ResponseTimeout: 20 * time.Millisecond}})
 			ctx := t.Context()
 			if tc.ctx != nil {
 				ctx = tc.ctx(ctx)
@@ -216,5 +216,69 @@ func TestIdempotentClientResendsPost(t *testing.T) {
 			t.Errorf("Idempotent %t: %d requests, error %v; want %d and %v", tc.idempotent, hits.Load(), err, tc.wantHits, tc.wantErr)
 		}
 		srv.Close()
+	}
+}
+
+// TestLostAnswerOfACarriedOutRequest: a 2xx answer whose body cannot be read (over the cap, announced or
+// streamed; dripping past the body deadline; not JSON) means the API carried the request out. For a POST
+// the call then fails as an unknown outcome, so that the engine looks the object up instead of leaving it
+// outside state; a PUT's error stays what it is (sending it again is safe). Each request is sent once.
+func TestLostAnswerOfACarriedOutRequest(t *testing.T) {
+	t.Parallel()
+	big := `{"a":"` + strings.Repeat("x", 4<<10) + `"}`
+	for _, tc := range []struct {
+		name    string
+		answer  http.HandlerFunc
+		limits  transport.Limits
+		wantErr string
+	}{
+		{"announced over the cap", func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, big)
+		}, transport.Limits{MaxBody: 1 << 10}, "larger than the 1 KiB cap"},
+		{"streamed over the cap", func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, big[:100])
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, big[100:])
+		}, transport.Limits{MaxBody: 1 << 10}, "larger than the 1 KiB cap"},
+		{"dripping", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"a":`)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}, transport.Limits{BodyTimeout: 50 * time.Millisecond}, "within the 50ms body read deadline"},
+		{"not JSON", func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"a": nope}`)
+		}, transport.Limits{}, "decode 201 response: invalid character"},
+	} {
+		for _, method := range []string{http.MethodPost, http.MethodPut} {
+			t.Run(tc.name+"/"+method, func(t *testing.T) {
+				t.Parallel()
+				var sent atomic.Int32
+				s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					sent.Add(1)
+					tc.answer(w, r)
+				}))
+				t.Cleanup(s.Close)
+				c := &transport.JSON{Client: transport.New(transport.Options{Provider: "test", Retry: tiny, Limits: tc.limits})}
+				var out struct{ A string }
+				_, err := c.Call(t.Context(), method, s.URL+"/zones", map[string]string{"name": "a."}, &out)
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Call = %v, want an error containing %q", err, tc.wantErr)
+				}
+				unknown := errors.Is(err, resource.ErrOutcomeUnknown)
+				if want := method == http.MethodPost; unknown != want {
+					t.Errorf("errors.Is(err, ErrOutcomeUnknown) = %v, want %v (err: %v)", unknown, want, err)
+				}
+				if unknown && !strings.Contains(err.Error(), "answered 201, but the answer could not be read") {
+					t.Errorf("error = %q, want it to say the request was carried out", err)
+				}
+				if n := sent.Load(); n != 1 {
+					t.Errorf("the request was sent %d times, want once", n)
+				}
+			})
+		}
 	}
 }

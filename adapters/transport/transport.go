@@ -119,10 +119,6 @@ type Options struct {
 	// that at 10 requests in flight most would open a new connection), and whose attempts give up when no
 	// response header arrives within ResponseTimeout.
 	HTTPClient *http.Client
-	// ResponseTimeout bounds the wait for a response's headers on each attempt of the default client
-	// (0: DefaultResponseTimeout). A server that accepts the connection and never answers is then retried
-	// like a network error instead of hanging the deploy.
-	ResponseTimeout time.Duration
 	// Retry is the retry policy; its zero value is the defaults.
 	Retry Retry
 	// ErrorMessage extracts the provider's message from an error response whose body (at most
@@ -137,20 +133,13 @@ type Options struct {
 	// to pace requests by the rate-limit headers of earlier responses. It sees each attempt, retries
 	// included.
 	Wrap func(http.RoundTripper) http.RoundTripper
-	// MaxBody caps a response body in bytes (0: DefaultMaxBody, 32 MiB): a 2xx answer that announces
-	// or sends more fails the call with a *BodyTooLargeError, and nothing of it is decoded.
-	MaxBody int64
 	// Idempotent declares every request of the client safe to send again after it may have been received:
 	// for an API built for retries (the state service: sequence numbers, completions that answer a repeat
 	// as done). Without it a POST or PATCH is not resent once it may have been received (outcome.go).
 	Idempotent bool
-	// CallTimeout bounds one call as a whole, every attempt and wait and the body read included (0:
-	// DefaultCallTimeout, 5 min); it fails with a *TimeoutError. The caller's context still ends the call
-	// at once.
-	CallTimeout time.Duration
-	// BodyTimeout bounds the reading of a response body from the arrival of its headers (0:
-	// DefaultBodyTimeout, 60 s), so that an answer that drips forever fails with a *TimeoutError.
-	BodyTimeout time.Duration
+	// Limits bound each call: response body size, call, header and body-read deadlines (zero fields take
+	// the defaults). LimitsFromEnv reads a user's overrides.
+	Limits
 	// CredentialHeaders are request headers that carry credentials, removed from every redirected
 	// request on top of Authorization, Proxy-Authorization, Cookie, X-API-Key and X-Auth-Token.
 	CredentialHeaders []string
@@ -293,7 +282,7 @@ func (c *Client) do(rreq *retryablehttp.Request) (*http.Response, error) {
 		if resp.StatusCode/100 == 2 && resp.ContentLength > c.maxBody {
 			resp.Body.Close()
 			k.end()
-			return nil, &BodyTooLargeError{Provider: c.provider, Method: req.Method, URL: where, Limit: c.maxBody}
+			return nil, c.lostAnswer(req, resp.StatusCode, &BodyTooLargeError{Provider: c.provider, Method: req.Method, URL: where, Limit: c.maxBody})
 		}
 		k.wrap(resp)
 		return resp, nil

@@ -136,7 +136,7 @@ func openService(ctx context.Context, location string, getenv func(string) strin
 	}
 	token := getenv("CDKX_TOKEN")
 	client := transport.New(transport.Options{Provider: "state service", Service: "the state service",
-		URLSetting: "--state/CDKX_STATE", Secrets: []string{token}, Retry: retry, MaxBody: service.MaxAnswer,
+		URLSetting: "--state/CDKX_STATE", Secrets: []string{token}, Retry: retry, Limits: transport.Limits{MaxBody: service.MaxAnswer},
 		Idempotent: true}) // the update protocol answers a repeated request as the first
 	b, err := service.Open(ctx, location, service.Options{Token: token, Organization: getenv("CDKX_ORG"), Project: project, Client: client})
 	var re *transport.RetryError
