@@ -157,7 +157,9 @@ func (x *executor) run(ctx context.Context, s step) error {
 	}
 	x.boundary(BoundaryPending, sub)
 	x.inFlight.Add(1)
-	err = s.call(x.callCtx, prov)
+	// The call is not cancelled by an interrupt, but it is told of it: an adapter may end a call that
+	// makes no more progress (resource.WithInterrupt).
+	err = s.call(resource.WithInterrupt(x.callCtx, ctx.Done()), prov)
 	x.inFlight.Add(-1)
 	x.noteResult(sub.provider, err)
 	x.boundary(BoundaryCalled, sub)
@@ -177,7 +179,11 @@ func (x *executor) settle(sub subject, s step, callErr error) error {
 	}
 	o := s.failed(cur, callErr)
 	e := x.stamp(sub, o.event)
-	x.tally.fail(Failure{Stack: sub.stack, LogicalID: sub.logicalID, Type: e.Type, Status: e.Status, Err: callErr})
+	if !errors.Is(callErr, resource.ErrInterrupted) {
+		// A call ended by the run's interrupt is recorded as it ended, but the run is interrupted, not
+		// failed: no rollback, and the next deploy settles or repeats the step.
+		x.tally.fail(Failure{Stack: sub.stack, LogicalID: sub.logicalID, Type: e.Type, Status: e.Status, Err: callErr})
+	}
 	if err := x.ledger.apply(sub.stack, sub.logicalID, o.next, o.drop, e); err != nil {
 		return err
 	}

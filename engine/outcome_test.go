@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -196,5 +197,77 @@ func TestLostCreateAnswerWithoutLocateStopsTheNextDeploy(t *testing.T) {
 	defer c.mu.Unlock()
 	if c.creates != 1 {
 		t.Errorf("creates sent = %d, want 1", c.creates)
+	}
+}
+
+// TestLostCreateAnswerInAnInterruptedRun: when the run was interrupted while a create's answer was lost and
+// its object is not found (the request may still be on its way), the create is not sent again: it stays
+// pending for the next deploy, which locates the object once it exists and records it. The provider call
+// itself sees the interrupt (resource.Interrupted) without its context being cancelled.
+func TestLostCreateAnswerInAnInterruptedRun(t *testing.T) {
+	t.Parallel()
+	c := &lateCloud{live: map[string]string{}, lost: func(n int) (bool, bool) { return n == 1, false }}
+	p := c.provider(true)
+	ctx, interrupt := context.WithCancel(context.Background())
+	create := p.CreateFunc
+	var sawInterrupt, sawCancel bool
+	p.CreateFunc = func(cctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
+		interrupt() // Ctrl-C while the create is in flight
+		<-resource.Interrupted(cctx)
+		sawInterrupt, sawCancel = true, cctx.Err() != nil
+		return create(cctx, req)
+	}
+	reg := engine.NewRegistry(p)
+	b := openBackend(t)
+	a := oneStack(&assembly.Resource{LogicalID: "Z", Type: "P::Test::Zone", Provider: "p", Path: "resources.Z",
+		Properties: resource.Properties{"v": "a.example."}})
+	res, rec := deployCtx(ctx, t, a, b, reg, engine.Options{Concurrency: 1})
+	if err := res.Err(); !errors.Is(err, engine.ErrInterrupted) {
+		t.Fatalf("deploy error = %v, want the run interrupted (not failed: nothing to roll back)", err)
+	}
+	said := false
+	for _, e := range rec.events {
+		said = said || strings.Contains(e.Reason, "not found yet, and the run was interrupted, so the create was not sent again")
+	}
+	if !said {
+		t.Errorf("no event says the create was left pending: %v", rec.events)
+	}
+	if !sawInterrupt || sawCancel {
+		t.Errorf("the create saw the interrupt: %v, its context cancelled: %v; want true, false", sawInterrupt, sawCancel)
+	}
+	c.mu.Lock()
+	if c.creates != 1 {
+		t.Errorf("creates sent = %d, want 1", c.creates)
+	}
+	c.live["zone-late"] = "a.example." // the request held on its way arrives after the run
+	c.mu.Unlock()
+	st, err := b.GetStack(t.Context(), "S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Resources) != 1 || st.Resources["Z"] == nil || st.Resources["Z"].Pending == nil || st.Resources["Z"].Pending.Op != state.PendingCreate {
+		t.Fatalf("state after the interrupted run = %+v, want the create pending", st.Resources)
+	}
+	p.CreateFunc = create
+	// The next deploy's recovery settles the pending create.
+	rres, err := engine.Refresh(t.Context(), []*state.Stack{st}, engine.Options{Backend: b, Providers: reg},
+		engine.RefreshOptions{PendingOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rres.Err(); err != nil {
+		t.Fatalf("recovery: %v", err)
+	}
+	st, err = b.GetStack(t.Context(), "S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Resources) != 1 || st.Resources["Z"] == nil || st.Resources["Z"].PhysicalID != "zone-late" || st.Resources["Z"].Pending != nil {
+		t.Errorf("state after recovery = %+v, want zone-late recorded", st.Resources)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.creates != 1 {
+		t.Errorf("creates sent = %d, want still 1", c.creates)
 	}
 }

@@ -94,7 +94,7 @@ type Result struct {
 }
 
 // ErrInterrupted is returned by Result.Err when the run was interrupted (Ctrl-C, SIGTERM).
-var ErrInterrupted = errors.New("interrupted: running steps finished and were recorded; no new step was started")
+var ErrInterrupted = errors.New("interrupted: no new step was started; the steps in flight were recorded as they ended")
 
 // FailedError is returned by Result.Err when at least one resource failed.
 type FailedError struct {

@@ -67,7 +67,7 @@ func (s *createStep) call(ctx context.Context, p Provider) error {
 // have made the object) the way crash recovery settles an interrupted one, without sending it blindly
 // again: the object is looked up by the request (Provider.Locate). Found → it is read and the create
 // succeeds with it; absent → the create is sent once more, and an unknown outcome of that one is looked
-// up once more (absent again: the create failed). When the object cannot be looked up (the provider
+// up once more (absent again: the create failed); in an interrupted run it is not sent again. When the object cannot be looked up (the provider
 // cannot locate, or the lookup fails) the result is an *UnsettledCreateError: the pending record stays,
 // so that the next deploy settles it, and the error says what to check.
 func (s *createStep) settleUnknown(ctx context.Context, p Provider, req resource.CreateRequest, callErr error) error {
@@ -87,11 +87,29 @@ func (s *createStep) settleUnknown(ctx context.Context, p Provider, req resource
 		if resent {
 			return fmt.Errorf("%w; the object was looked up and does not exist, so the create failed", callErr)
 		}
+		if interrupted(ctx) {
+			// The request may still be on its way (a proxy holding it): only the next deploy, later,
+			// may conclude from a lookup that it was not carried out.
+			return &UnsettledCreateError{LogicalID: req.LogicalID, Provider: s.sub.provider, Create: callErr, Locate: errNotYetFound}
+		}
 		s.result, err = p.Create(ctx, req)
 		if !errors.Is(err, resource.ErrOutcomeUnknown) {
 			return err
 		}
 		callErr = err
+	}
+}
+
+// errNotYetFound is the lookup's outcome of a create whose answer was lost in an interrupted run.
+var errNotYetFound = fmt.Errorf("not found yet, and %w, so the create was not sent again", resource.ErrInterrupted)
+
+// interrupted reports whether the run of a provider call was interrupted (resource.WithInterrupt).
+func interrupted(ctx context.Context) bool {
+	select {
+	case <-resource.Interrupted(ctx):
+		return true
+	default:
+		return false
 	}
 }
 

@@ -45,7 +45,7 @@ type AbortedError struct {
 
 // Error names the deployment and who aborted it.
 func (e *AbortedError) Error() string {
-	return fmt.Sprintf("deployment %s was aborted by %s: running steps finished and were recorded; nothing was rolled back", e.ID, e.who())
+	return fmt.Sprintf("deployment %s was aborted by %s: the steps in flight were recorded as they ended; nothing was rolled back", e.ID, e.who())
 }
 
 // sibling is the error recorded on the other deployments of a run that an abort of e.ID ended before

@@ -11,7 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
 // Defaults of the transport's limits, used for zero fields of Options.
@@ -23,6 +26,10 @@ const (
 	DefaultCallTimeout = 5 * time.Minute
 	// DefaultBodyTimeout bounds the reading of a response body, from the arrival of its headers.
 	DefaultBodyTimeout = 60 * time.Second
+	// StallAfterInterrupt is how long a call of an interrupted run may go without receiving a byte of its
+	// answer before it is ended (resource.WithInterrupt): calls in flight at Ctrl-C or an abort may finish
+	// while their answer arrives, but a stuck one does not hold the run.
+	StallAfterInterrupt = time.Second
 	// MaxRedirects is how many same-origin redirects one call follows before it fails.
 	MaxRedirects = 5
 )
@@ -154,15 +161,25 @@ func (e *BodyTooLargeError) Error() string {
 // body read's (Options.BodyTimeout). errors.Is(err, context.DeadlineExceeded) holds.
 type TimeoutError struct {
 	Provider, Method, URL string
-	What                  string // "call" or "body read"
+	What                  string // "call", "body read", or "interrupt" (StallAfterInterrupt)
 	Limit                 time.Duration
 }
 
 // Error renders e.g. `powerdns: GET http://…: no complete answer within the 1m0s body read deadline`.
 func (e *TimeoutError) Error() string {
+	if e.What == whatInterrupt {
+		return fmt.Sprintf("%s: %s %s: the run was interrupted and no byte of the answer came for %s: the call was ended",
+			e.Provider, e.Method, e.URL, e.Limit)
+	}
 	return fmt.Sprintf("%s: %s %s: no complete answer within the %s %s deadline; the server is stuck or too slow",
 		e.Provider, e.Method, e.URL, e.Limit, e.What)
 }
+
+// whatInterrupt is TimeoutError.What of a call ended by StallAfterInterrupt.
+const whatInterrupt = "interrupt"
+
+// Is makes errors.Is(err, resource.ErrInterrupted) true for a call ended by StallAfterInterrupt.
+func (e *TimeoutError) Is(target error) bool { return target == resource.ErrInterrupted && e.What == whatInterrupt }
 
 // Unwrap returns context.DeadlineExceeded.
 func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
@@ -233,6 +250,9 @@ type call struct {
 	callT, bodyT   *time.Timer
 	once           sync.Once
 	errCall, errBT *TimeoutError
+	// progress is when the call last received something (its start, the headers, body bytes), in Unix
+	// nanoseconds: after an interrupt, StallAfterInterrupt counts from it.
+	progress atomic.Int64
 }
 
 func (c *Client) newCall(req *http.Request, where string) *call {
@@ -241,7 +261,39 @@ func (c *Client) newCall(req *http.Request, where string) *call {
 		errCall: &TimeoutError{Provider: c.provider, Method: req.Method, URL: where, What: "call", Limit: c.callTimeout},
 		errBT:   &TimeoutError{Provider: c.provider, Method: req.Method, URL: where, What: "body read", Limit: c.bodyTimeout}}
 	k.callT = time.AfterFunc(c.callTimeout, func() { cancel(k.errCall) })
+	k.touch()
+	if interrupted := resource.Interrupted(req.Context()); interrupted != nil {
+		go k.watch(interrupted, &TimeoutError{Provider: c.provider, Method: req.Method, URL: where, What: whatInterrupt, Limit: StallAfterInterrupt})
+	}
 	return k
+}
+
+// touch notes that the call received something.
+func (k *call) touch() { k.progress.Store(time.Now().UnixNano()) }
+
+// watch ends the call with stalled once interrupted is closed and the call has then received nothing for
+// StallAfterInterrupt. It returns when the call ends.
+func (k *call) watch(interrupted <-chan struct{}, stalled *TimeoutError) {
+	select {
+	case <-interrupted:
+	case <-k.ctx.Done():
+		return
+	}
+	t := time.NewTimer(StallAfterInterrupt)
+	defer t.Stop()
+	for {
+		select {
+		case <-k.ctx.Done():
+			return
+		case <-t.C:
+			idle := time.Since(time.Unix(0, k.progress.Load()))
+			if idle >= StallAfterInterrupt {
+				k.cancel(stalled)
+				return
+			}
+			t.Reset(StallAfterInterrupt - idle)
+		}
+	}
 }
 
 // err turns the error of an attempt or a read into the deadline's error when one passed, or into one
@@ -278,6 +330,7 @@ type body struct {
 }
 
 func (k *call) wrap(resp *http.Response) {
+	k.touch()
 	k.bodyT = time.AfterFunc(k.c.bodyTimeout, func() { k.cancel(k.errBT) })
 	resp.Body = &body{k: k, rc: resp.Body, max: k.c.maxBody}
 }
@@ -290,6 +343,9 @@ func (b *body) Read(p []byte) (int, error) {
 		p = p[:rest]
 	}
 	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.k.touch()
+	}
 	b.read += int64(n)
 	if b.read > b.max {
 		return n, b.tooLarge()

@@ -282,3 +282,77 @@ func TestLostAnswerOfACarriedOutRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestInterruptEndsAStalledCall: a run's calls are not cancelled by its interrupt (resource.WithInterrupt),
+// but once it comes a call that receives nothing for transport.StallAfterInterrupt is ended — a POST as an
+// unknown outcome, so that the engine looks its object up — while one whose answer keeps arriving
+// finishes.
+func TestInterruptEndsAStalledCall(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		method  string
+		answer  http.HandlerFunc
+		wantErr bool
+		unknown bool
+	}{
+		{"no headers, POST", http.MethodPost, func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, true, true},
+		{"no headers, GET", http.MethodGet, func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }, true, false},
+		{"body drips every 2 s, POST", http.MethodPost, func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			_, _ = io.WriteString(w, `{"a":"`)
+			w.(http.Flusher).Flush()
+			for {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(2 * time.Second):
+					_, _ = io.WriteString(w, "x")
+					w.(http.Flusher).Flush()
+				}
+			}
+		}, true, true},
+		{"body arrives every 200 ms", http.MethodGet, func(w http.ResponseWriter, _ *http.Request) {
+			_, _ = io.WriteString(w, `{"a":"`)
+			w.(http.Flusher).Flush()
+			for range 8 {
+				time.Sleep(200 * time.Millisecond)
+				_, _ = io.WriteString(w, "x")
+				w.(http.Flusher).Flush()
+			}
+			_, _ = io.WriteString(w, `"}`)
+		}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := httptest.NewServer(tc.answer)
+			t.Cleanup(func() {
+				s.CloseClientConnections()
+				s.Close()
+			})
+			c := &transport.JSON{Client: transport.New(transport.Options{Provider: "test", Retry: tiny})}
+			interrupted := make(chan struct{})
+			ctx := resource.WithInterrupt(context.WithoutCancel(t.Context()), interrupted)
+			time.AfterFunc(100*time.Millisecond, func() { close(interrupted) })
+			start := time.Now()
+			var out struct{ A string }
+			_, err := c.Call(ctx, tc.method, s.URL+"/x", nil, &out)
+			took := time.Since(start)
+			if !tc.wantErr {
+				if err != nil || out.A != "xxxxxxxx" {
+					t.Fatalf("Call = %v (out %+v), want the whole answer", err, out)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), "the run was interrupted and no byte of the answer came for 1s") {
+				t.Fatalf("Call = %v, want it ended after the interrupt", err)
+			}
+			if got := errors.Is(err, resource.ErrOutcomeUnknown); got != tc.unknown {
+				t.Errorf("errors.Is(err, ErrOutcomeUnknown) = %v, want %v (%v)", got, tc.unknown, err)
+			}
+			if limit := 100*time.Millisecond + transport.StallAfterInterrupt + 500*time.Millisecond; took > limit {
+				t.Errorf("Call took %s, want it ended within %s", took, limit)
+			}
+		})
+	}
+}

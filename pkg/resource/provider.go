@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -153,3 +154,26 @@ func (e *CredentialsError) Error() string {
 
 // Unwrap returns the API's answer.
 func (e *CredentialsError) Unwrap() error { return e.Err }
+
+// WithInterrupt returns ctx carrying interrupted, a channel closed when the run that makes a call is
+// interrupted (Ctrl-C, SIGTERM, or an abort of its deployment). The engine calls providers with a context
+// that an interrupt does not cancel, so that a call in flight can finish and be recorded; an adapter reads
+// the channel with Interrupted to end a call that makes no more progress once the run is interrupted
+// (adapters/transport: no byte of an answer for a second).
+func WithInterrupt(ctx context.Context, interrupted <-chan struct{}) context.Context {
+	return context.WithValue(ctx, interruptKey{}, interrupted)
+}
+
+// Interrupted returns the channel given to WithInterrupt, or nil (which never closes) when ctx carries
+// none.
+func Interrupted(ctx context.Context) <-chan struct{} {
+	ch, _ := ctx.Value(interruptKey{}).(<-chan struct{})
+	return ch
+}
+
+type interruptKey struct{}
+
+// ErrInterrupted is matched (errors.Is) by the error of a provider call that an adapter ended because its
+// run was interrupted (see WithInterrupt). The engine records such a step's outcome but does not count it
+// as a failure: the run ends as interrupted (exit 130), without a rollback.
+var ErrInterrupted = errors.New("the run was interrupted")

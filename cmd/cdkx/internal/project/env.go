@@ -35,7 +35,7 @@ func Env(f *cli.Factory, cfg *cli.Config, b state.Backend, reg *engine.Registry)
 			fmt.Fprintln(f.IO.ErrOut, strings.Join(lines, "\n"))
 		}
 		env.OnInterrupt = func(inFlight int64) {
-			fmt.Fprintf(f.IO.ErrOut, "\nInterrupt received: no new step starts; %d provider call(s) in flight finish and are recorded. Press Ctrl-C again to quit at once (pending operations stay in state).\n", inFlight)
+			fmt.Fprintf(f.IO.ErrOut, "\nInterrupt received: no new step starts; %d provider call(s) in flight finish and are recorded (one that receives nothing for a second is ended and left pending). Press Ctrl-C again to quit at once (pending operations stay in state).\n", inFlight)
 		}
 	}
 	return env
