@@ -62,10 +62,11 @@ func run(t *testing.T, env Env, stdin string, args ...string) result {
 
 func (f fixture) mustRun(t *testing.T, env Env, args ...string) {
 	t.Helper()
-	for i := range args {
-		args[i] = f.expand(args[i])
+	expanded := make([]string, len(args))
+	for i, a := range args {
+		expanded[i] = f.expand(a)
 	}
-	if r := run(t, env, "", args...); r.code != 0 {
+	if r := run(t, env, "", expanded...); r.code != 0 {
 		t.Fatalf("setup %q = %d, stderr %q", args, r.code, r.stderr)
 	}
 }
