@@ -163,11 +163,13 @@ func runList(inv *invocation, p parsedArgs) int {
 		return ExitOK
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+	// format::column_width (include/multipass/cli/format_utils.h): the widest name or header plus 3, at
+	// least 24.
 	w := len("Name")
 	for _, r := range rows {
 		w = max(w, len(r.name))
 	}
-	w = min(w, 24) + 1
+	w = max(w+3, 24)
 	fmt.Fprintf(inv.stdout, "%-*s%-18s%-17s%s\n", w, "Name", "State", "IPv4", "Image")
 	for _, r := range rows {
 		fmt.Fprintf(inv.stdout, "%-*s%-18s%-17s%s\n", w, r.name, r.state, r.ipv4, r.release)
@@ -430,9 +432,9 @@ func runNetworks(inv *invocation, p parsedArgs) int {
 	for _, n := range list {
 		nw, tw = max(nw, len(n["name"])), max(tw, len(n["type"]))
 	}
-	fmt.Fprintf(inv.stdout, "%-*s%-*s%s\n", nw+2, "Name", tw+2, "Type", "Description")
+	fmt.Fprintf(inv.stdout, "%-*s%-*s%s\n", nw+3, "Name", tw+3, "Type", "Description")
 	for _, n := range list {
-		fmt.Fprintf(inv.stdout, "%-*s%-*s%s\n", nw+2, n["name"], tw+2, n["type"], n["description"])
+		fmt.Fprintf(inv.stdout, "%-*s%-*s%s\n", nw+3, n["name"], tw+3, n["type"], n["description"])
 	}
 	return ExitOK
 }

@@ -158,7 +158,7 @@ func TestRun(t *testing.T) {
 			stderr: "multipass-fake: --format csv is not implemented by the fake (table, json)\n"},
 
 		// launch: success.
-		{name: "launch", args: launchDev, stdout: "Launched: dev\n",
+		{name: "launch", args: launchDev, stdout: launchOut("dev"),
 			check: func(t *testing.T, f fixture) {
 				r := run(t, f.env(), "", "info", "dev", "--format", "json")
 				if d := jsonDiff(t, devInfo, r.stdout); r.code != 0 || d != "" {
@@ -166,7 +166,7 @@ func TestRun(t *testing.T) {
 				}
 			}},
 		{name: "launch with defaults and a generated name", args: []string{"launch"},
-			stdout: stdoutRE(`^Launched: [a-z]+-[a-z]+\n$`),
+			stdout: stdoutRE(`\x1b\[0ELaunched: [a-z]+-[a-z]+\n$`),
 			check: func(t *testing.T, f fixture) {
 				for _, in := range f.state(t).Instances {
 					want := Instance{Name: in.Name, ImageRelease: "24.04 LTS", Release: "Ubuntu 24.04.3 LTS",
@@ -182,7 +182,8 @@ func TestRun(t *testing.T) {
 				"--network", "name=en0,mode=manual,mac=52:54:00:AA:BB:CC", "--network", "br0", "--bridged",
 				"--cloud-init", "-"},
 			stdin:  "#cloud-config\nruncmd: [true]\n",
-			stdout: "Launched: dev\nMounted '$SRC' into 'dev:/home/ubuntu/code'\nMounted '$SRC' into 'dev:'\n",
+			stdout: launchOut("dev") + clearLine + clearLine + "Mounted '$SRC' into 'dev:/home/ubuntu/code'\n" +
+				clearLine + clearLine + "Mounted '$SRC' into 'dev:'\n",
 			check: func(t *testing.T, f fixture) {
 				in := f.state(t).Instances["dev"]
 				want := []Network{{"en0", "auto", ""}, {"en0", "manual", "52:54:00:aa:bb:cc"}, {"br0", "auto", ""}}
@@ -214,16 +215,16 @@ func TestRun(t *testing.T) {
 				}
 			}},
 		{name: "launch with a cloud-init file", args: []string{"launch", "--name", "dev", "--cloud-init", "$CLOUD"},
-			stdout: "Launched: dev\n",
+			stdout: launchOut("dev"),
 			check: func(t *testing.T, f fixture) {
 				if got := f.state(t).Instances["dev"].CloudInit; got != "#cloud-config\npackages: [nginx]\n" {
 					t.Errorf("cloud-init = %q, want the file's", got)
 				}
 			}},
 		{name: "launch a blueprint warns", args: []string{"launch", "docker", "--name", "dev"},
-			stdout: "Launched: dev\n", stderr: blueprintWarning},
+			stdout: launchOut("dev"), stderr: blueprintWarning},
 		{name: "launch mounts at an invalid target after launching", args: []string{"launch", "--name", "dev", "--mount", "$SRC:/home/ubuntu"},
-			code: 2, stdout: "Launched: dev\n", stderr: "mount failed: The following errors occurred:\nunable to mount to \"/home/ubuntu\"\n",
+			code: 2, stdout: launchOut("dev") + clearLine + clearLine, stderr: "mount failed: The following errors occurred:\nunable to mount to \"/home/ubuntu\"\n",
 			check: func(t *testing.T, f fixture) {
 				if in := f.state(t).Instances["dev"]; in == nil || len(in.Mounts) != 0 {
 					t.Errorf("instance = %+v, want dev without mounts", in)
@@ -332,8 +333,9 @@ func TestRun(t *testing.T) {
 		{name: "list --no-ipv4", setup: [][]string{{"launch", "-n", "a"}}, args: []string{"list", "--format", "json", "--no-ipv4"}, wantJSON: true,
 			stdout: `{"list": [{"ipv4": [], "name": "a", "release": "Ubuntu 24.04 LTS", "state": "Running"}]}`},
 		{name: "list table", setup: [][]string{{"launch", "-n", "a"}, {"launch", "-n", "b"}, {"delete", "b"}}, args: []string{"list"},
-			stdout: "Name State             IPv4             Image\na    Running           " + ipOf["a"] + strings.Repeat(" ", 17-len(ipOf["a"])) +
-				"Ubuntu 24.04 LTS\nb    Deleted           --               Ubuntu 24.04 LTS\n"},
+			stdout: "Name" + strings.Repeat(" ", 20) + "State             IPv4             Image\n" +
+				"a" + strings.Repeat(" ", 23) + "Running           " + ipOf["a"] + strings.Repeat(" ", 17-len(ipOf["a"])) + "Ubuntu 24.04 LTS\n" +
+				"b" + strings.Repeat(" ", 23) + "Deleted           --               Ubuntu 24.04 LTS\n"},
 		{name: "list takes no arguments", args: []string{"list", "a"}, code: 1, stderr: "This command takes no arguments\n"},
 		{name: "list with the daemon down", env: func(e *Env) { e.DaemonDown = true }, args: []string{"list", "--format", "json"}, code: 2,
 			stderr: "list failed: cannot connect to the multipass socket\n"},
@@ -345,7 +347,7 @@ func TestRun(t *testing.T) {
 		{name: "networks none", env: func(e *Env) { e.Networks = nil }, args: []string{"networks", "--format", "json"}, wantJSON: true,
 			stdout: `{"list": []}`},
 		{name: "networks table", args: []string{"networks"},
-			stdout: "Name  Type      Description\nbr0   bridge    Network bridge\nen0   ethernet  Ethernet device\n"},
+			stdout: "Name   Type       Description\nbr0    bridge     Network bridge\nen0    ethernet   Ethernet device\n"},
 		{name: "networks with the daemon down", env: func(e *Env) { e.DaemonDown = true }, args: []string{"networks", "--format", "json"}, code: 2,
 			stderr: "networks failed: cannot connect to the multipass socket\n"},
 
@@ -428,6 +430,19 @@ func TestRun(t *testing.T) {
 
 // nobleHash is the image hash the fake reports for the 24.04 image.
 const nobleHash = "a43b8adaf73a7a40fa2776f19445acbcb1619a7273b2e0bd44e0978f9ac578fa"
+
+// spinnerOut is what launch writes to stdout while it waits for name (the real AnimatedSpinner's bytes,
+// drawn once per message).
+func spinnerOut(name string) string {
+	var b strings.Builder
+	for _, m := range []string{"Creating " + name, "Configuring " + name, "Starting " + name, "Waiting for initialization to complete"} {
+		b.WriteString(clearLine + m + "  \b/\b " + clearLine)
+	}
+	return clearLine + b.String()
+}
+
+// launchOut is launch's whole stdout when it succeeds, mounts aside.
+func launchOut(name string) string { return spinnerOut(name) + "Launched: " + name + "\n" }
 
 // stdoutRE makes a stdout expectation that is a regular expression.
 func stdoutRE(re string) string { return "RE:" + re }

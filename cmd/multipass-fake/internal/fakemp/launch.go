@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path"
@@ -337,7 +338,15 @@ func runLaunch(inv *invocation, p parsedArgs) int {
 	if !ok {
 		return code
 	}
-	if err := inv.waitUntil(inst.ReadyAt, req.deadline); err != nil {
+	sp := spinner{w: inv.stdout}
+	for _, msg := range []string{"Creating " + inst.Name, "Configuring " + inst.Name, "Starting " + inst.Name,
+		"Waiting for initialization to complete"} {
+		sp.stop()
+		sp.start(msg)
+	}
+	err := inv.waitUntil(inst.ReadyAt, req.deadline)
+	sp.stop()
+	if err != nil {
 		if errors.Is(err, errTimedOut) {
 			fmt.Fprint(inv.stderr, "Timed out waiting for instance launch.\n")
 			return ExitTimeout
@@ -368,6 +377,36 @@ func runLaunch(inv *invocation, p parsedArgs) int {
 }
 
 var errTimedOut = errors.New("timed out")
+
+// spinner writes what multipass's AnimatedSpinner writes to stdout while a launch goes on
+// (src/client/cli/cmd/animated_spinner.cpp), whether stdout is a terminal or not: each message of the
+// daemon (Daemon::create_vm: "Creating NAME", "Configuring NAME", "Starting NAME", "Waiting for
+// initialization to complete") after escape sequences that clear the line, and a spinning character
+// drawn with a backspace. The real spinner redraws that character every 100ms; the fake draws it once,
+// so its output does not depend on timing. Readers of launch's stdout must expect these bytes before
+// "Launched: NAME".
+type spinner struct {
+	w       io.Writer
+	running bool
+}
+
+const clearLine = "\x1b[2K\x1b[0A\x1b[0E"
+
+func (s *spinner) start(msg string) {
+	if s.running {
+		return
+	}
+	s.running = true
+	fmt.Fprint(s.w, clearLine+msg+"  \b/")
+}
+
+func (s *spinner) stop() {
+	if s.running {
+		s.running = false
+		fmt.Fprint(s.w, "\b ")
+	}
+	fmt.Fprint(s.w, clearLine)
+}
 
 // waitUntil waits until ready, or returns errTimedOut at deadline (if not zero) when that comes first, or
 // the context's error.
@@ -560,6 +599,8 @@ func (inv *invocation) mount(name, source, target string) int {
 		in.Mounts = append(in.Mounts, Mount{Source: abs, Target: tgt})
 		return true, nil
 	})
+	// The mount command's spinner clears the line when the daemon answers and again when it is destroyed.
+	fmt.Fprint(inv.stdout, clearLine+clearLine)
 	if !ok {
 		return code
 	}

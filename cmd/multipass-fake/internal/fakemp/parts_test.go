@@ -185,7 +185,7 @@ func TestLaunchWaitsForTheReadyTime(t *testing.T) {
 		env.LaunchDuration = 30 * time.Second
 		start := time.Now()
 		r := run(t, env, "", "launch", "-n", "a")
-		if r.code != 0 || r.stdout != "Launched: a\n" {
+		if r.code != 0 || r.stdout != launchOut("a") {
 			t.Fatalf("launch = %d %q %q, want 0 and Launched: a", r.code, r.stdout, r.stderr)
 		}
 		if got := time.Since(start); got != 30*time.Second {
@@ -207,7 +207,7 @@ func TestLaunchTimeout(t *testing.T) {
 		env.LaunchDuration = 30 * time.Second
 		start := time.Now()
 		r := run(t, env, "", "launch", "-n", "a", "--timeout", "10")
-		if r.code != ExitTimeout || r.stderr != "Timed out waiting for instance launch.\n" || r.stdout != "" {
+		if r.code != ExitTimeout || r.stderr != "Timed out waiting for instance launch.\n" || r.stdout != spinnerOut("a") {
 			t.Errorf("launch --timeout 10 = %d %q %q, want 5 and the timeout message", r.code, r.stdout, r.stderr)
 		}
 		if got := time.Since(start); got != 10*time.Second {
