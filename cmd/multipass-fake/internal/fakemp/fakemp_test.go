@@ -181,7 +181,7 @@ func TestRun(t *testing.T) {
 			args: []string{"launch", "--name", "dev", "--mount", "$SRC:/home/ubuntu/code", "--mount", "$SRC",
 				"--network", "name=en0,mode=manual,mac=52:54:00:AA:BB:CC", "--network", "br0", "--bridged",
 				"--cloud-init", "-"},
-			stdin:  "#cloud-config\nruncmd: [true]\n",
+			stdin: "#cloud-config\nruncmd: [true]\n",
 			stdout: launchOut("dev") + clearLine + clearLine + "Mounted '$SRC' into 'dev:/home/ubuntu/code'\n" +
 				clearLine + clearLine + "Mounted '$SRC' into 'dev:'\n",
 			check: func(t *testing.T, f fixture) {
