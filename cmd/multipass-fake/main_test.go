@@ -149,7 +149,7 @@ func TestConcurrentProcesses(t *testing.T) {
 	}
 	wg.Wait()
 	for i, r := range results {
-		if want := fmt.Sprintf("Launched: vm%d\n", i); r.code != 0 || !strings.HasSuffix(r.out, want) {
+		if want := fmt.Sprintf("\x1b[0ELaunched: vm%d\n\x1b[2K\x1b[0A\x1b[0E", i); r.code != 0 || !strings.HasSuffix(r.out, want) {
 			t.Errorf("launch vm%d = %d %q %q, want 0 %q", i, r.code, r.out, r.err, want)
 		}
 	}
@@ -238,7 +238,7 @@ func TestLogAndCloudInitFromStdin(t *testing.T) {
 	t.Parallel()
 	e := newFakeEnv(t)
 	userData := "#cloud-config\npackages:\n  - nginx\n"
-	if code, out, errs := e.run(t, userData, "launch", "jammy", "--name", "web", "--cloud-init", "-"); code != 0 || !strings.HasSuffix(out, "\x1b[0ELaunched: web\n") {
+	if code, out, errs := e.run(t, userData, "launch", "jammy", "--name", "web", "--cloud-init", "-"); code != 0 || !strings.Contains(out, "\x1b[0ELaunched: web\n") {
 		t.Fatalf("launch = %d %q %q", code, out, errs)
 	}
 	if code, _, errs := e.run(t, "ignored", "version", "--format", "json"); code != 0 {

@@ -158,7 +158,7 @@ func TestRun(t *testing.T) {
 			stderr: "multipass-fake: --format csv is not implemented by the fake (table, json)\n"},
 
 		// launch: success.
-		{name: "launch", args: launchDev, stdout: launchOut("dev"),
+		{name: "launch", args: launchDev, stdout: launchOut("dev") + launchEnd,
 			check: func(t *testing.T, f fixture) {
 				r := run(t, f.env(), "", "info", "dev", "--format", "json")
 				if d := jsonDiff(t, devInfo, r.stdout); r.code != 0 || d != "" {
@@ -166,7 +166,7 @@ func TestRun(t *testing.T) {
 				}
 			}},
 		{name: "launch with defaults and a generated name", args: []string{"launch"},
-			stdout: stdoutRE(`\x1b\[0ELaunched: [a-z]+-[a-z]+\n$`),
+			stdout: stdoutRE(`\x1b\[0ELaunched: [a-z]+-[a-z]+\n\x1b\[2K\x1b\[0A\x1b\[0E$`),
 			check: func(t *testing.T, f fixture) {
 				for _, in := range f.state(t).Instances {
 					want := Instance{Name: in.Name, ImageRelease: "24.04 LTS", Release: "Ubuntu 24.04.3 LTS",
@@ -183,7 +183,7 @@ func TestRun(t *testing.T) {
 				"--cloud-init", "-"},
 			stdin: "#cloud-config\nruncmd: [true]\n",
 			stdout: launchOut("dev") + clearLine + clearLine + "Mounted '$SRC' into 'dev:/home/ubuntu/code'\n" +
-				clearLine + clearLine + "Mounted '$SRC' into 'dev:'\n",
+				clearLine + clearLine + "Mounted '$SRC' into 'dev:'\n" + launchEnd,
 			check: func(t *testing.T, f fixture) {
 				in := f.state(t).Instances["dev"]
 				want := []Network{{"en0", "auto", ""}, {"en0", "manual", "52:54:00:aa:bb:cc"}, {"br0", "auto", ""}}
@@ -215,16 +215,16 @@ func TestRun(t *testing.T) {
 				}
 			}},
 		{name: "launch with a cloud-init file", args: []string{"launch", "--name", "dev", "--cloud-init", "$CLOUD"},
-			stdout: launchOut("dev"),
+			stdout: launchOut("dev") + launchEnd,
 			check: func(t *testing.T, f fixture) {
 				if got := f.state(t).Instances["dev"].CloudInit; got != "#cloud-config\npackages: [nginx]\n" {
 					t.Errorf("cloud-init = %q, want the file's", got)
 				}
 			}},
 		{name: "launch a blueprint warns", args: []string{"launch", "docker", "--name", "dev"},
-			stdout: launchOut("dev"), stderr: blueprintWarning},
+			stdout: clearLine + launchOut("dev") + launchEnd, stderr: blueprintWarning},
 		{name: "launch mounts at an invalid target after launching", args: []string{"launch", "--name", "dev", "--mount", "$SRC:/home/ubuntu"},
-			code: 2, stdout: launchOut("dev") + clearLine + clearLine, stderr: "mount failed: The following errors occurred:\nunable to mount to \"/home/ubuntu\"\n",
+			code: 2, stdout: launchOut("dev") + clearLine + clearLine + launchEnd, stderr: "mount failed: The following errors occurred:\nunable to mount to \"/home/ubuntu\"\n",
 			check: func(t *testing.T, f fixture) {
 				if in := f.state(t).Instances["dev"]; in == nil || len(in.Mounts) != 0 {
 					t.Errorf("instance = %+v, want dev without mounts", in)
@@ -268,30 +268,30 @@ func TestRun(t *testing.T) {
 			args: []string{"launch", "--mount", "/nonexistent"}, code: 1, stderr: "Mount source path \"/nonexistent\" does not exist\n"},
 
 		// launch: the daemon's refusals (exit 2).
-		{name: "launch with the daemon down", env: func(e *Env) { e.DaemonDown = true }, args: launchDev, code: 2,
+		{name: "launch with the daemon down", env: func(e *Env) { e.DaemonDown = true }, args: launchDev, code: 2, stdout: launchRefused,
 			stderr: "launch failed: cannot connect to the multipass socket\n"},
-		{name: "launch unknown image", args: []string{"launch", "wobbly"}, code: 2,
+		{name: "launch unknown image", args: []string{"launch", "wobbly"}, code: 2, stdout: launchRefused,
 			stderr: "launch failed: Unable to find an image matching \"wobbly\" in remote \"\".\n"},
-		{name: "launch unknown remote", args: []string{"launch", "mirror:jammy"}, code: 2,
+		{name: "launch unknown remote", args: []string{"launch", "mirror:jammy"}, code: 2, stdout: launchRefused,
 			stderr: "launch failed: Remote \"mirror\" is unknown or unreachable. If image mirror is enabled, please confirm it is valid.\n"},
-		{name: "launch memory too small", args: []string{"launch", "--memory", "64M"}, code: 2,
+		{name: "launch memory too small", args: []string{"launch", "--memory", "64M"}, code: 2, stdout: launchRefused,
 			stderr: "launch failed: Invalid arguments supplied\nInvalid memory size value supplied: 64M.\n"},
-		{name: "launch disk too small", args: []string{"launch", "--disk", "100M"}, code: 2,
+		{name: "launch disk too small", args: []string{"launch", "--disk", "100M"}, code: 2, stdout: launchRefused,
 			stderr: "launch failed: Invalid arguments supplied\nInvalid disk size value supplied: 100M.\n"},
-		{name: "launch unknown network", args: []string{"launch", "--network", "wlan9"}, code: 2,
+		{name: "launch unknown network", args: []string{"launch", "--network", "wlan9"}, code: 2, stdout: launchRefused,
 			stderr: "launch failed: Invalid arguments supplied\nInvalid network options supplied\n"},
-		{name: "launch bridged without networks", env: func(e *Env) { e.Networks = nil }, args: []string{"launch", "--bridged"}, code: 2,
+		{name: "launch bridged without networks", env: func(e *Env) { e.Networks = nil }, args: []string{"launch", "--bridged"}, code: 2, stdout: launchRefused,
 			stderr: "launch failed: You have to `multipass set local.bridged-network=<name>` to use the \"bridged\" shortcut.\n"},
-		{name: "launch name and network both wrong: the last error is shown", args: []string{"launch", "-n", "1dev", "--network", "wlan9"}, code: 2,
+		{name: "launch name and network both wrong: the last error is shown", args: []string{"launch", "-n", "1dev", "--network", "wlan9"}, code: 2, stdout: launchRefused,
 			stderr: "launch failed: Invalid arguments supplied\nInvalid network options supplied\n"},
-		{name: "launch existing name", setup: [][]string{launchDev}, args: launchDev, code: 2,
+		{name: "launch existing name", setup: [][]string{launchDev}, args: launchDev, code: 2, stdout: launchRefused,
 			stderr: "launch failed: instance \"dev\" already exists\n"},
-		{name: "launch name of a deleted instance", setup: [][]string{launchDev, {"delete", "dev"}}, args: launchDev, code: 2,
+		{name: "launch name of a deleted instance", setup: [][]string{launchDev, {"delete", "dev"}}, args: launchDev, code: 2, stdout: launchRefused,
 			stderr: "launch failed: instance \"dev\" already exists\n"},
-		{name: "launch injected failure", env: func(e *Env) { e.FailLaunch = []string{"other", "dev"} }, args: launchDev, code: 2,
+		{name: "launch injected failure", env: func(e *Env) { e.FailLaunch = []string{"other", "dev"} }, args: launchDev, code: 2, stdout: launchRefused,
 			stderr: "launch failed: failed to download from 'https://cloud-images.ubuntu.com/releases/jammy/release/ubuntu-22.04-server-cloudimg-amd64.img': Network timeout\n",
 			check:  noInstances},
-		{name: "launch injected failure for all", env: func(e *Env) { e.FailLaunch = []string{"*"} }, args: []string{"launch", "-n", "x"}, code: 2,
+		{name: "launch injected failure for all", env: func(e *Env) { e.FailLaunch = []string{"*"} }, args: []string{"launch", "-n", "x"}, code: 2, stdout: launchRefused,
 			stderrRE: `^launch failed: failed to download from .*noble.*\n$`, check: noInstances},
 
 		// info.
@@ -441,8 +441,14 @@ func spinnerOut(name string) string {
 	return clearLine + b.String()
 }
 
-// launchOut is launch's whole stdout when it succeeds, mounts aside.
+// launchOut is launch's stdout up to "Launched: NAME" when it succeeds; launchEnd follows it, after
+// the mounts if any (the spinner's destructor clears the line once more).
 func launchOut(name string) string { return spinnerOut(name) + "Launched: " + name + "\n" }
+
+const launchEnd = clearLine
+
+// launchRefused is launch's stdout when the daemon refuses: the spinner is stopped, then destroyed.
+const launchRefused = clearLine + clearLine
 
 // stdoutRE makes a stdout expectation that is a regular expression.
 func stdoutRE(re string) string { return "RE:" + re }

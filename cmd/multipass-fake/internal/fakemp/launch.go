@@ -308,7 +308,9 @@ func (inv *invocation) parseLaunch(p parsedArgs) (req launchRequest, code int, o
 // MULTIPASS_FAKE_LAUNCH_SECONDS; the client waits for that (or exits 5 with "Timed out waiting for
 // instance launch." when --timeout runs out first; the instance still becomes Running), prints
 // "Launched: NAME", then mounts each --mount as `multipass mount` would (an invalid target is a mount
-// failure, exit 2, the instance stays) and prints "Mounted 'SRC' into 'NAME:TARGET'".
+// failure, exit 2, the instance stays) and prints "Mounted 'SRC' into 'NAME:TARGET'". Its stdout also
+// carries the spinner's line-clearing escapes (see spinner), as the real one's does once the daemon is
+// asked, even on a refusal: readers must look for "Launched: NAME" among them.
 func runLaunch(inv *invocation, p parsedArgs) int {
 	req, code, ok := inv.parseLaunch(p)
 	inv.log()
@@ -318,7 +320,17 @@ func runLaunch(inv *invocation, p parsedArgs) int {
 	if req.timeout > 0 {
 		req.deadline = req.start.Add(time.Duration(req.timeout) * time.Second)
 	}
+	sp := &spinner{w: inv.stdout}
+	timedOut := false
+	// Launch's spinner is destroyed when multipass exits, which clears the line once more; only the
+	// timeout, which exits at once (MP_UTILS.exit), skips that.
+	defer func() {
+		if !timedOut {
+			fmt.Fprint(inv.stdout, clearLine)
+		}
+	}()
 	if code, down := inv.daemonDown("launch"); down {
+		sp.stop()
 		return code
 	}
 	var inst Instance
@@ -333,12 +345,13 @@ func runLaunch(inv *invocation, p parsedArgs) int {
 		return true, nil
 	})
 	if warning != "" {
+		sp.stop() // AnimatedSpinner::print
 		fmt.Fprint(inv.stderr, warning)
 	}
 	if !ok {
+		sp.stop()
 		return code
 	}
-	sp := spinner{w: inv.stdout}
 	for _, msg := range []string{"Creating " + inst.Name, "Configuring " + inst.Name, "Starting " + inst.Name,
 		"Waiting for initialization to complete"} {
 		sp.stop()
@@ -348,6 +361,7 @@ func runLaunch(inv *invocation, p parsedArgs) int {
 	sp.stop()
 	if err != nil {
 		if errors.Is(err, errTimedOut) {
+			timedOut = true
 			fmt.Fprint(inv.stderr, "Timed out waiting for instance launch.\n")
 			return ExitTimeout
 		}

@@ -185,7 +185,7 @@ func TestLaunchWaitsForTheReadyTime(t *testing.T) {
 		env.LaunchDuration = 30 * time.Second
 		start := time.Now()
 		r := run(t, env, "", "launch", "-n", "a")
-		if r.code != 0 || r.stdout != launchOut("a") {
+		if r.code != 0 || r.stdout != launchOut("a")+launchEnd {
 			t.Fatalf("launch = %d %q %q, want 0 and Launched: a", r.code, r.stdout, r.stderr)
 		}
 		if got := time.Since(start); got != 30*time.Second {
