@@ -41,18 +41,100 @@ func (inv *invocation) noArguments(p parsedArgs) bool {
 	return true
 }
 
-// writeJSON prints v as QJsonDocument::toJson does (src/utils/json_utils.cpp): indented by four spaces,
-// keys in lexical order (QJsonObject sorts them; the fake builds objects as maps), a final newline.
+// writeJSON prints v as QJsonDocument::toJson does (src/utils/json_utils.cpp, Qt's qjsonwriter.cpp):
+// indented by four spaces, "key": value, keys in lexical order (QJsonObject sorts them), empty arrays
+// and objects opened and closed on two lines, a final newline.
 func (inv *invocation) writeJSON(v any) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "    ")
-	if err := enc.Encode(v); err != nil {
+	b, err := qtJSON(v)
+	if err != nil {
 		fmt.Fprintf(inv.stderr, "%s: %v\n", fakeErrorCommand, err)
 		return
 	}
-	_, _ = inv.stdout.Write(buf.Bytes())
+	_, _ = inv.stdout.Write(b)
+}
+
+func qtJSON(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := writeQtValue(&buf, tree, 0); err != nil {
+		return nil, err
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
+
+func writeQtValue(buf *bytes.Buffer, v any, indent int) error {
+	pad := func(n int) { buf.WriteString(strings.Repeat("    ", n)) }
+	switch t := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		buf.WriteString("{\n")
+		for i, k := range keys {
+			pad(indent + 1)
+			if err := writeQtString(buf, k); err != nil {
+				return err
+			}
+			buf.WriteString(": ")
+			if err := writeQtValue(buf, t[k], indent+1); err != nil {
+				return err
+			}
+			if i < len(keys)-1 {
+				buf.WriteByte(',')
+			}
+			buf.WriteByte('\n')
+		}
+		pad(indent)
+		buf.WriteByte('}')
+	case []any:
+		buf.WriteString("[\n")
+		for i, e := range t {
+			pad(indent + 1)
+			if err := writeQtValue(buf, e, indent+1); err != nil {
+				return err
+			}
+			if i < len(t)-1 {
+				buf.WriteByte(',')
+			}
+			buf.WriteByte('\n')
+		}
+		pad(indent)
+		buf.WriteByte(']')
+	case string:
+		return writeQtString(buf, t)
+	case json.Number:
+		buf.WriteString(t.String())
+	case bool:
+		buf.WriteString(strconv.FormatBool(t))
+	case nil:
+		buf.WriteString("null")
+	default:
+		return fmt.Errorf("unexpected JSON value %T", v)
+	}
+	return nil
+}
+
+func writeQtString(buf *bytes.Buffer, s string) error {
+	var sb bytes.Buffer
+	enc := json.NewEncoder(&sb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		return err
+	}
+	buf.Write(bytes.TrimSuffix(sb.Bytes(), []byte("\n")))
+	return nil
 }
 
 // readOnly reads the state under its lock.

@@ -323,6 +323,9 @@ func TestRun(t *testing.T) {
 
 		// list.
 		{name: "list empty", args: []string{"list", "--format", "json"}, wantJSON: true, stdout: `{"list": []}`},
+		{name: "list empty, as Qt writes it", args: []string{"list", "--format", "json"}, stdout: "{\n    \"list\": [\n    ]\n}\n"},
+		{name: "version json, as Qt writes it", args: []string{"version", "--format", "json"},
+			stdout: "{\n    \"multipass\": \"1.16.3\",\n    \"multipassd\": \"1.16.3\"\n}\n"},
 		{name: "list empty table", args: []string{"list"}, stdout: "No instances found.\n"},
 		{name: "list live then deleted", setup: [][]string{{"launch", "-n", "b"}, {"launch", "-n", "a", "22.04"}, {"launch", "-n", "c"}, {"delete", "b"}},
 			args: []string{"list", "--format", "json"}, wantJSON: true,
