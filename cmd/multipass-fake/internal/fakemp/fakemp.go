@@ -329,8 +329,9 @@ func (inv *invocation) fail(cmd, message, details string) int {
 	return ExitCommandFail
 }
 
-// noDaemonCheck fails the command as multipass does when its daemon does not answer.
-func (inv *invocation) daemonDown(cmd string) (int, bool) {
+// daemonDown fails the command as multipass does when its daemon does not answer (MULTIPASS_FAKE_DAEMON_DOWN);
+// down is false when the daemon answers.
+func (inv *invocation) daemonDown(cmd string) (code int, down bool) {
 	if inv.env.DaemonDown {
 		return inv.fail(cmd, errDaemonDown.Error(), ""), true
 	}
