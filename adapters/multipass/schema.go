@@ -216,15 +216,12 @@ func suggestName(name string) string {
 	return fmt.Sprintf(`, e.g. %q`, s)
 }
 
-// checkObject checks that v is an object whose keys are among allowed and whose values are strings;
-// it reports each problem at path.key.
+// checkObject checks that the keys of the object v are among allowed and its values strings; it reports
+// each problem at path.key. A v that is not an object is left to the generic check of the list's items.
 func checkObject(path string, v any, unknown resource.IsUnknownFunc, allowed ...string) (map[string]any, []resource.FieldError) {
-	if v == nil {
-		return nil, nil
-	}
 	obj, ok := v.(map[string]any)
 	if !ok {
-		return nil, []resource.FieldError{{Path: path, Message: fmt.Sprintf("must be an object {%s}", strings.Join(allowed, ", "))}}
+		return nil, nil
 	}
 	var errs []resource.FieldError
 	for k, e := range obj {
