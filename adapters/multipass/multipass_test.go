@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -40,30 +42,32 @@ func TestInfo(t *testing.T) {
 	}
 }
 
+// TestNewFromEnv: the binary is MULTIPASS_BIN, or multipass on PATH; it shows in the error of a binary
+// that cannot be found.
 func TestNewFromEnv(t *testing.T) {
 	t.Parallel()
-	for _, tc := range []struct{ env, want string }{{"", "multipass"}, {"/opt/bin/multipass-fake", "/opt/bin/multipass-fake"}} {
-		var gotBin string
-		p, err := multipass.NewFromEnv(func(k string) string {
-			if k != "MULTIPASS_BIN" {
-				t.Errorf("getenv(%q), want only MULTIPASS_BIN", k)
+	missing := filepath.Join(t.TempDir(), "multipass-fake")
+	for _, tc := range []struct{ env, want string }{{"", "multipass"}, {missing, missing}} {
+		t.Run(tc.want, func(t *testing.T) {
+			t.Parallel()
+			if _, err := exec.LookPath(tc.want); err == nil {
+				t.Skipf("%s exists on this machine", tc.want)
 			}
-			return tc.env
+			p, err := multipass.NewFromEnv(func(k string) string {
+				if k != "MULTIPASS_BIN" {
+					t.Errorf("getenv(%q), want only MULTIPASS_BIN", k)
+				}
+				return tc.env
+			})
+			if err != nil {
+				t.Fatalf("NewFromEnv = %v", err)
+			}
+			_, err = p.Read(t.Context(), resource.ReadRequest{Type: multipass.TypeInstance, PhysicalID: "dev"})
+			var mb *multipass.MissingBinaryError
+			if !errors.As(err, &mb) || mb.Bin != tc.want {
+				t.Errorf("MULTIPASS_BIN=%q: Read = %v, want a *MissingBinaryError for %q", tc.env, err, tc.want)
+			}
 		})
-		if err != nil {
-			t.Fatalf("NewFromEnv = %v", err)
-		}
-		// The binary shows in the error of a command that cannot run.
-		_, err = p.Read(t.Context(), resource.ReadRequest{Type: multipass.TypeInstance, PhysicalID: "dev"})
-		var mb *multipass.MissingBinaryError
-		if errors.As(err, &mb) {
-			gotBin = mb.Bin
-		} else {
-			t.Skipf("a %q binary exists here: %v", tc.want, err)
-		}
-		if gotBin != tc.want {
-			t.Errorf("MULTIPASS_BIN=%q: binary %q, want %q", tc.env, gotBin, tc.want)
-		}
 	}
 }
 

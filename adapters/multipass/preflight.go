@@ -97,6 +97,9 @@ func (p *Provider) checkVersion(ctx context.Context) error {
 	}
 	args := []string{"version", "--format", "json"}
 	out, err := p.cli.run(ctx, nil, args...)
+	if errors.As(err, new(*MissingBinaryError)) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("multipass: checking that Multipass runs: %w", err)
 	}
