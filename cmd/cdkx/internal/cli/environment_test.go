@@ -15,7 +15,7 @@ const repoRoot = "../../../.."
 
 var (
 	// envLiteral matches a string literal naming a variable cdkx or an adapter reads.
-	envLiteral = regexp.MustCompile(`"((?:CDKX|PDNS|RABBITMQ|HCLOUD)_[A-Z0-9_]*[A-Z0-9])"`)
+	envLiteral = regexp.MustCompile(`"((?:CDKX|PDNS|RABBITMQ|HCLOUD|MULTIPASS)_[A-Z0-9_]*[A-Z0-9])"`)
 	// getenvLiteral matches getenv("NAME") with any name (CI, TERM, NO_COLOR, …).
 	getenvLiteral = regexp.MustCompile(`(?i:getenv|LookupEnv)\("([A-Z][A-Z0-9_]*)"\)`)
 	// viperKey matches a flag read through viper, which CDKX_<FLAG> sets too.
@@ -24,7 +24,7 @@ var (
 
 // TestEnvironmentHelpComplete checks that every environment variable the program's source reads (tests,
 // test helpers, fakes, e2e and testdata aside) is documented in `cdkx help environment`: literal names of
-// the CDKX_, PDNS_, RABBITMQ_ and HCLOUD_ families, every getenv("NAME"), and CDKX_<FLAG> of every flag
+// the CDKX_, PDNS_, RABBITMQ_, HCLOUD_ and MULTIPASS_ families, every getenv("NAME"), and CDKX_<FLAG> of every flag
 // LoadConfig reads through viper.
 func TestEnvironmentHelpComplete(t *testing.T) {
 	t.Parallel()

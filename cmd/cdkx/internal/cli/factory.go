@@ -15,6 +15,7 @@ import (
 
 	"github.com/cdkx-dev/cdkx/adapters/core"
 	"github.com/cdkx-dev/cdkx/adapters/hcloud"
+	"github.com/cdkx-dev/cdkx/adapters/multipass"
 	"github.com/cdkx-dev/cdkx/adapters/powerdns"
 	"github.com/cdkx-dev/cdkx/adapters/rabbitmq"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
@@ -165,14 +166,16 @@ func isPostgresURL(location string) bool {
 }
 
 // DefaultProviders returns the registry of the providers compiled into cdkx: "cdkx" (built in),
-// "powerdns" (configured from PDNS_* variables) and "rabbitmq" (RABBITMQ_* variables). PowerDNS and
-// RabbitMQ are registered lazily: what they declare (types, default concurrency, whether they can locate
-// an interrupted create) is known at once, and they read their variables through getenv on first use.
+// "powerdns" (configured from PDNS_* variables), "rabbitmq" (RABBITMQ_* variables), "hetzner"
+// (HCLOUD_*) and "multipass" (MULTIPASS_BIN). All but "cdkx" are registered lazily: what they declare
+// (types, default concurrency, whether they can locate an interrupted create) is known at once, and they
+// read their variables through getenv on first use.
 func DefaultProviders(getenv func(string) string) *engine.Registry {
 	reg := engine.NewRegistry(core.New())
 	reg.Register((&powerdns.Provider{}).Info(), func() (engine.Provider, error) { return powerdns.NewFromEnv(getenv) })
 	reg.Register((&rabbitmq.Provider{}).Info(), func() (engine.Provider, error) { return rabbitmq.NewFromEnv(getenv) })
 	reg.Register((&hcloud.Provider{}).Info(), func() (engine.Provider, error) { return hcloud.NewFromEnv(getenv) })
+	reg.Register((&multipass.Provider{}).Info(), func() (engine.Provider, error) { return multipass.NewFromEnv(getenv) })
 	return reg
 }
 

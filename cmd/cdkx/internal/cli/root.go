@@ -66,7 +66,8 @@ Providers:
   HCLOUD_ENDPOINT        Hetzner Cloud API base URL (default https://api.hetzner.cloud/v1)
   HCLOUD_POLL_INTERVAL   first wait between polls of a Hetzner action (default 100ms, doubling to
                          50×)
-  HCLOUD_ACTION_TIMEOUT  longest wait for one Hetzner action (default 10m)`
+  HCLOUD_ACTION_TIMEOUT  longest wait for one Hetzner action (default 10m)
+  MULTIPASS_BIN          the multipass command, a path or a name on PATH (default multipass)`
 
 // VersionLine is what `cdkx version` and `cdkx --version` print: the version (for a "dev" build, the
 // module version go install recorded, when there is one), the VCS revision the binary was built from,
