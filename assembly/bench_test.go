@@ -40,7 +40,7 @@ func BenchmarkLoadDeep(b *testing.B) {
 			read := mapReader(map[string]string{"manifest.json": manifest("A"), "A.json": deepTemplate(10, depth)})
 			b.ReportAllocs()
 			for b.Loop() {
-				a, ds := load("cdkx.out", read)
+				a, ds := load("cdkx.out", read, nil)
 				if depth+6 > MaxDepth {
 					if len(ds) != 1 {
 						b.Fatalf("load() = %v, want one error", lines(ds))

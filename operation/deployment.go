@@ -270,11 +270,16 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 	if err := x.Providers.Configure(CalledProviders(plan)); err != nil {
 		return nil, plan, err
 	}
+	// Once per run, before any change: the assets the providers will read are those the manifest hashes.
+	if err := x.assembly.VerifyAssets(); err != nil {
+		return nil, plan, fmt.Errorf("%w; nothing was changed", err)
+	}
 	what := shown{stacks: plan.Stacks}
 	for _, s := range append(slices.Clone(plan.Steps), plan.Deletes...) {
 		what.types, what.ids = append(what.types, s.Type), append(what.ids, s.LogicalID)
 	}
 	res, err := x.Env.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
+		opts.Assets = x.assembly.ResolveAsset
 		opts.NoRollback = x.noRollback
 		opts.Deployments = deployments
 		opts.Abort = func() string {
@@ -402,6 +407,11 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 	if a.Stack(d.Stack) == nil {
 		return refuse(fmt.Errorf("the snapshot of deployment %s has no stack %s", d.ID, d.Stack))
 	}
+	removeAssets, err := writeAssets(a, files)
+	if err != nil {
+		return refuse(err)
+	}
+	defer removeAssets()
 	d.Snapshot = nil
 	var sess *session
 	if r.Claimed {
