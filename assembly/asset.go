@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -405,38 +404,47 @@ func rewriteAssets(a *Assembly, src assetSource) diag.Diagnostics {
 	w := &assetRewriter{a: a, idx: newAssetIndex(a), src: src, hashes: map[*Asset]error{}}
 	for _, s := range a.Stacks {
 		for _, r := range s.Resources {
-			for _, k := range slices.Sorted(maps.Keys(r.Properties)) {
-				r.Properties[k] = w.value(s, r, k, r.Properties[k])
+			at := &jsonPath{}
+			for k, v := range r.Properties {
+				at.pushKey(k)
+				r.Properties[k] = w.value(s, r, at, v)
+				at.pop()
 			}
+			slices.Sort(r.AssetPaths)
 		}
 	}
 	return w.ds
 }
 
-// value returns v (at the property path at, relative to r's properties) with its asset paths rewritten.
-func (w *assetRewriter) value(s *Stack, r *Resource, at string, v any) any {
+// value returns v (at the property path at, relative to r's properties, rendered only when needed) with
+// its asset paths rewritten.
+func (w *assetRewriter) value(s *Stack, r *Resource, at *jsonPath, v any) any {
 	switch t := v.(type) {
 	case string:
 		rel, ok := w.path(s, r, at, t)
 		if !ok {
 			return t
 		}
-		r.AssetPaths = append(r.AssetPaths, at)
+		r.AssetPaths = append(r.AssetPaths, at.String())
 		return rel
 	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			t[k] = w.value(s, r, JoinPath(at, k), t[k])
+		for k, e := range t {
+			at.pushKey(k)
+			t[k] = w.value(s, r, at, e)
+			at.pop()
 		}
 	case []any:
 		for i, e := range t {
-			t[i] = w.value(s, r, fmt.Sprintf("%s[%d]", at, i), e)
+			at.pushIndex(i)
+			t[i] = w.value(s, r, at, e)
+			at.pop()
 		}
 	}
 	return v
 }
 
 // path returns the machine-independent form of p when p is an absolute path into an asset.
-func (w *assetRewriter) path(s *Stack, r *Resource, at, p string) (string, bool) {
+func (w *assetRewriter) path(s *Stack, r *Resource, at *jsonPath, p string) (string, bool) {
 	if !strings.Contains(p, assetSegmentPrefix) {
 		return "", false
 	}
@@ -453,7 +461,7 @@ func (w *assetRewriter) path(s *Stack, r *Resource, at, p string) (string, bool)
 	if i < 0 {
 		return "", false
 	}
-	where := JoinPath(r.Path+".properties", at)
+	where := JoinPath(r.Path+".properties", at.String())
 	asset := w.idx[segs[i]]
 	if asset == nil {
 		w.ds.Errorf(s.File, where, "%q names asset %s, which the manifest does not declare", p, segs[i])

@@ -79,3 +79,29 @@ func BenchmarkResolveDeep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLoadAssets loads a stack of n resources, each with an absolute asset path among other strings:
+// the rewrite walks every string once, and the asset is hashed once, not n times.
+func BenchmarkLoadAssets(b *testing.B) {
+	const n = 10000
+	fh := sha("#cloud-config\n")
+	res := make([]string, n)
+	for i := range res {
+		res[i] = fmt.Sprintf(`"R%d": {"type": "Multipass::Compute::Instance", "properties": {"name": "vm-%d", "image": "jammy",
+			"cloudInit": "/home/dev/app/cdkx.out/assets/asset.%s/cloud-init.yaml", "mounts": [{"source": "/home/dev/src", "target": "/src"}]}}`, i, i, fh)
+	}
+	files := assetAssembly("#cloud-config\n", fh, `{}`)
+	files["App.json"] = `{"resources": {` + strings.Join(res, ", ") + `}}`
+	read := mapReader(files)
+	assets := fileAssets{}
+	for name, data := range files {
+		assets[name] = []byte(data)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		a, ds := load("cdkx.out", read, assets)
+		if a == nil || len(ds) != 0 {
+			b.Fatalf("load() = %v", lines(ds))
+		}
+	}
+}
