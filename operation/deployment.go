@@ -219,7 +219,13 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 	for _, d := range x.sess.ds {
 		deployments[d.Stack] = d
 	}
-	settled, err := (Settle{Env: x.Env, Stacks: st, Names: x.sel.Stacks, Full: x.refresh, deployments: deployments}).Run(ctx)
+	// Once per run, before any provider call: the assets the providers will read are those the manifest
+	// hashes.
+	if err := x.assembly.VerifyAssets(); err != nil {
+		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
+	}
+	settled, err := (Settle{Env: x.Env, Stacks: st, Names: x.sel.Stacks, Full: x.refresh, deployments: deployments,
+		assets: x.assembly.ResolveAsset}).Run(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -269,10 +275,6 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 	}
 	if err := x.Providers.Configure(CalledProviders(plan)); err != nil {
 		return nil, plan, err
-	}
-	// Once per run, before any change: the assets the providers will read are those the manifest hashes.
-	if err := x.assembly.VerifyAssets(); err != nil {
-		return nil, plan, fmt.Errorf("%w; nothing was changed", err)
 	}
 	what := shown{stacks: plan.Stacks}
 	for _, s := range append(slices.Clone(plan.Steps), plan.Deletes...) {
