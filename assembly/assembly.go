@@ -33,6 +33,9 @@ type Assembly struct {
 
 	assets assetSource // where the assets were read from (AssetFiles)
 
+	assetOnce sync.Once
+	assetIdx  assetIndex // Assets by directory name, built by Asset
+
 	mu      sync.Mutex        // guards byID and indexed
 	byID    map[string]*Stack // Stacks by ID, the first of duplicates
 	indexed int               // len(Stacks) when byID was built

@@ -56,17 +56,21 @@ func newAssetIndex(a *Assembly) assetIndex {
 // Asset returns the asset of the machine-independent form rel ("assets/asset.<hash>/cloud-init.yaml",
 // slash-separated, relative to the assembly directory, as Load rewrites asset paths): the asset whose Path
 // is rel, or whose directory rel is or lies under (a directory asset's files). Nil when rel names none.
+// The first call indexes Assets, which must not change afterwards; it is safe for concurrent use.
 func (a *Assembly) Asset(rel string) *Asset {
 	if !strings.Contains(rel, assetSegmentPrefix) {
 		return nil
 	}
-	for _, s := range a.Assets {
-		if rel == s.Path {
+	a.assetOnce.Do(func() { a.assetIdx = newAssetIndex(a) })
+	for seg := range strings.SplitSeq(rel, "/") {
+		s := a.assetIdx[seg]
+		if s == nil {
+			continue
+		}
+		if d := s.Dir(); rel == s.Path || rel == d || strings.HasPrefix(rel, d+"/") {
 			return s
 		}
-		if d := s.Dir(); d != "" && (rel == d || strings.HasPrefix(rel, d+"/")) {
-			return s
-		}
+		return nil
 	}
 	return nil
 }

@@ -179,7 +179,7 @@ func TestSnapshotAssetsTooLarge(t *testing.T) {
 	a, _, _ := writeAssetAssembly(t, fx, "#"+strings.Repeat("x", operation.MaxSnapshotAssets))
 	_, _, err := operation.Record{Env: fx.env, Assembly: a.Assembly, Files: a.files, Selection: operation.Selection{Stacks: []string{"S"}},
 		Status: state.StatusProposed, Kind: state.KindDeploy}.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "larger than 8 MiB") {
+	if want := fmt.Sprintf("larger than %d MiB", operation.MaxSnapshotAssets>>20); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Record() = %v, want the assets refused as too large", err)
 	}
 	ds, err := fx.env.Backend.ListDeployments(context.Background(), state.DeploymentFilter{})

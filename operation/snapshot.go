@@ -64,9 +64,10 @@ type SnapshotOptions struct {
 	NoRollback bool     `json:"noRollback,omitempty"`
 }
 
-// MaxSnapshotAssets is the most bytes of asset files a snapshot holds, 8 MiB: assets are cloud-init files
-// and scripts, and a snapshot is stored with every deployment.
-const MaxSnapshotAssets = 8 << 20
+// MaxSnapshotAssets is the most bytes of asset files a snapshot holds, 2 MiB: assets are cloud-init files
+// and scripts, and the snapshot is stored (base64: 4/3 of the bytes) with the deployment of every stack
+// recorded at once, which the state service accepts up to its DeploymentBodyLimit (32 MiB) in one request.
+const MaxSnapshotAssets = 2 << 20
 
 // ErrNoPassphrase is returned (wrapped) when a snapshot holds sealed values and no passphrase was given,
 // or when one must be sealed and none was given.
