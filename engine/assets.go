@@ -80,7 +80,8 @@ func resolveAssets(v any, assets AssetResolver, done *map[string]string) (any, b
 
 // unresolveAssets returns props with every string that done maps (an absolute path handed to the
 // provider) put back in its machine-independent form: what a provider reads back from an object is
-// compared with the recorded inputs.
+// compared with the recorded inputs, and outputs that echo an input (Cdkx::Core::Data) are recorded and
+// passed on to other resources in the form every machine can resolve.
 func unresolveAssets(props resource.Properties, done map[string]string) resource.Properties {
 	if len(done) == 0 || props == nil {
 		return props
@@ -107,22 +108,34 @@ func withAssets(p Provider, assets AssetResolver) Provider {
 }
 
 func (p assetProvider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	req.Properties, _ = ResolveAssets(req.Properties, p.assets)
-	return p.Provider.Create(ctx, req)
+	var done map[string]string
+	req.Properties, done = ResolveAssets(req.Properties, p.assets)
+	res, err := p.Provider.Create(ctx, req)
+	res.Outputs = unresolveAssets(res.Outputs, done)
+	return res, err
 }
 
 func (p assetProvider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
 	var done map[string]string
 	req.Properties, done = ResolveAssets(req.Properties, p.assets)
 	res, err := p.Provider.Read(ctx, req)
-	res.Properties = unresolveAssets(res.Properties, done)
+	res.Properties, res.Outputs = unresolveAssets(res.Properties, done), unresolveAssets(res.Outputs, done)
 	return res, err
 }
 
 func (p assetProvider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	req.Old, _ = ResolveAssets(req.Old, p.assets)
-	req.New, _ = ResolveAssets(req.New, p.assets)
-	return p.Provider.Update(ctx, req)
+	var doneOld, done map[string]string
+	req.Old, doneOld = ResolveAssets(req.Old, p.assets)
+	req.New, done = ResolveAssets(req.New, p.assets)
+	for abs, rel := range doneOld {
+		if done == nil {
+			done = map[string]string{}
+		}
+		done[abs] = rel
+	}
+	res, err := p.Provider.Update(ctx, req)
+	res.Outputs = unresolveAssets(res.Outputs, done)
+	return res, err
 }
 
 func (p assetProvider) Delete(ctx context.Context, req resource.DeleteRequest) error {

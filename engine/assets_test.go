@@ -51,7 +51,8 @@ func writeAssetAssembly(t *testing.T, data string) (dir, rel string) {
 }
 
 // TestDeployResolvesAssets: the provider's Create gets the absolute path of this run's copy of the asset
-// (and can read the asset's bytes there); state, events and Read's answer keep the machine-independent form.
+// (and can read the asset's bytes there); state (inputs, and outputs that echo them), events and Read's
+// answer keep the machine-independent form.
 func TestDeployResolvesAssets(t *testing.T) {
 	t.Parallel()
 	dir, rel := writeAssetAssembly(t, "#cloud-config\n")
@@ -76,7 +77,8 @@ func TestDeployResolvesAssets(t *testing.T) {
 	p := &enginetest.Provider{InfoValue: enginetest.NewCloud().Info(),
 		CreateFunc: func(_ context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
 			see("create", req.Properties)
-			return resource.CreateResult{PhysicalID: "id-1", Outputs: resource.Properties{"id": "id-1"}}, nil
+			// An output that echoes an input (as Cdkx::Core::Data does) is recorded in the machine-independent form.
+			return resource.CreateResult{PhysicalID: "id-1", Outputs: resource.Properties{"id": "id-1", "value": req.Properties["value"]}}, nil
 		},
 		ReadFunc: func(_ context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
 			see("read", req.Properties)
@@ -96,6 +98,9 @@ func TestDeployResolvesAssets(t *testing.T) {
 	want := resource.Properties{"key": "k", "value": map[string]any{"list": []any{rel}}}
 	if diff := cmp.Diff(want, st.Resources["R"].Inputs); diff != "" {
 		t.Errorf("recorded inputs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want["value"], st.Resources["R"].Outputs["value"]); diff != "" {
+		t.Errorf("recorded output (-want +got):\n%s", diff)
 	}
 	events, _ := json.Marshal(rec.events)
 	if strings.Contains(string(events), real) {
