@@ -109,9 +109,6 @@ func (f *hostileFront) count(method, suffix string) int {
 	return n
 }
 
-// seen reports whether the front has received a request of method to a path ending in suffix.
-func (f *hostileFront) seen(method, suffix string) bool { return f.count(method, suffix) > 0 }
-
 // hostileRun is how one cdkx process ended.
 type hostileRun struct {
 	code           int

@@ -179,7 +179,9 @@ func (e *TimeoutError) Error() string {
 const whatInterrupt = "interrupt"
 
 // Is makes errors.Is(err, resource.ErrInterrupted) true for a call ended by StallAfterInterrupt.
-func (e *TimeoutError) Is(target error) bool { return target == resource.ErrInterrupted && e.What == whatInterrupt }
+func (e *TimeoutError) Is(target error) bool {
+	return target == resource.ErrInterrupted && e.What == whatInterrupt
+}
 
 // Unwrap returns context.DeadlineExceeded.
 func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
