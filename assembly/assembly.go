@@ -15,8 +15,13 @@ const SupportedMajorVersion = 1
 
 // Assembly is a loaded cloud assembly.
 type Assembly struct {
-	// Dir is the assembly directory as given (e.g. "cdkx.out").
+	// Dir is the assembly directory as given (e.g. "cdkx.out"), or what names the assembly in diagnostics
+	// when it was loaded from files (LoadFiles).
 	Dir string
+	// AssetDir is the directory that holds this run's copy of the assets (ResolveAsset): the assembly
+	// directory, absolute with symbolic links resolved, when loaded from it (Load); "" when loaded from
+	// files (LoadFiles) until the caller writes the assets out and sets it.
+	AssetDir string
 	// Version is the manifest's format version, e.g. "1.0.0".
 	Version string
 	// Stacks are in manifest order.
@@ -25,6 +30,11 @@ type Assembly struct {
 	Assets []*Asset
 	// LocalFiles are the IDs of cdkx:local-files artifacts (listed, never deployed).
 	LocalFiles []string
+
+	assets assetSource // where the assets were read from (AssetFiles)
+
+	assetOnce sync.Once
+	assetIdx  assetIndex // Assets by directory name, built by Asset
 
 	mu      sync.Mutex        // guards byID and indexed
 	byID    map[string]*Stack // Stacks by ID, the first of duplicates
@@ -109,6 +119,10 @@ type Resource struct {
 	// Path is the resource's JSON path in its template, e.g. "resources.WebA1B2C3D4" ("WebA1B2C3D4" in
 	// the legacy flat layout).
 	Path string
+	// AssetPaths are the property paths (relative to Properties, e.g. "cloudInit", "mounts[0].source")
+	// whose value Load rewrote from an absolute path into an asset to the asset's machine-independent
+	// form (see Assembly.Asset), in the order found.
+	AssetPaths []string
 	// ProviderFromType is set when the template has no "provider" key and Provider was derived from Type.
 	ProviderFromType bool
 }
@@ -124,9 +138,14 @@ type Output struct {
 
 // Asset is a cdkx:asset artifact: a staged file or directory.
 type Asset struct {
-	ID   string
+	ID string
+	// Hash is the hex SHA-256 of the asset's contents (see Load for how a directory is hashed).
 	Hash string
-	// Path is relative to the assembly directory.
+	// Path is relative to the assembly directory, slash-separated: "assets/asset.<hash>/<file name>" for
+	// file packaging, "assets/asset.<hash>" for directory packaging.
 	Path      string
 	Packaging string // file | directory
+	// Used is set when a resource property refers to the asset (Resource.AssetPaths); Load verified its
+	// hash then.
+	Used bool
 }

@@ -40,7 +40,7 @@ func BenchmarkLoadDeep(b *testing.B) {
 			read := mapReader(map[string]string{"manifest.json": manifest("A"), "A.json": deepTemplate(10, depth)})
 			b.ReportAllocs()
 			for b.Loop() {
-				a, ds := load("cdkx.out", read)
+				a, ds := load("cdkx.out", read, nil)
 				if depth+6 > MaxDepth {
 					if len(ds) != 1 {
 						b.Fatalf("load() = %v, want one error", lines(ds))
@@ -76,6 +76,32 @@ func BenchmarkResolveDeep(b *testing.B) {
 	for b.Loop() {
 		if _, err := Resolve("properties", props, func(TokenAt) (any, error) { return "x", nil }); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLoadAssets loads a stack of n resources, each with an absolute asset path among other strings:
+// the rewrite walks every string once, and the asset is hashed once, not n times.
+func BenchmarkLoadAssets(b *testing.B) {
+	const n = 10000
+	fh := sha("#cloud-config\n")
+	res := make([]string, n)
+	for i := range res {
+		res[i] = fmt.Sprintf(`"R%d": {"type": "Multipass::Compute::Instance", "properties": {"name": "vm-%d", "image": "jammy",
+			"cloudInit": "/home/dev/app/cdkx.out/assets/asset.%s/cloud-init.yaml", "mounts": [{"source": "/home/dev/src", "target": "/src"}]}}`, i, i, fh)
+	}
+	files := assetAssembly("#cloud-config\n", fh, `{}`)
+	files["App.json"] = `{"resources": {` + strings.Join(res, ", ") + `}}`
+	read := mapReader(files)
+	assets := fileAssets{}
+	for name, data := range files {
+		assets[name] = []byte(data)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		a, ds := load("cdkx.out", read, assets)
+		if a == nil || len(ds) != 0 {
+			b.Fatalf("load() = %v", lines(ds))
 		}
 	}
 }

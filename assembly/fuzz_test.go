@@ -51,7 +51,7 @@ func FuzzLoad(f *testing.F) {
 			}
 			return templateData, nil
 		}
-		a, ds := load("cdkx.out", read)
+		a, ds := load("cdkx.out", read, nil)
 		checkDiagnostics(t, ds)
 		if a == nil {
 			if !ds.HasErrors() {

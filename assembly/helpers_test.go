@@ -14,7 +14,11 @@ import (
 // loadFiles loads an assembly held in memory: files are keyed by their name inside "cdkx.out".
 func loadFiles(t *testing.T, files map[string]string) (*Assembly, diag.Diagnostics) {
 	t.Helper()
-	return load("cdkx.out", mapReader(files))
+	assets := fileAssets{}
+	for name, data := range files {
+		assets[name] = []byte(data)
+	}
+	return load("cdkx.out", mapReader(files), assets)
 }
 
 // mapReader reads files held in memory, keyed by their slash-separated name inside the assembly.

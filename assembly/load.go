@@ -25,14 +25,24 @@ const ManifestFile = "manifest.json"
 // (symbolic links within dir are followed), at most MaxFileSize each and MaxAssemblySize in all; anything
 // else (a link out of dir, a FIFO, a device, a directory, a larger file) is an error diagnostic naming the
 // file. A UTF-8 byte order mark at the start of a file is ignored.
+//
+// Assets: a property string (at any depth) that is an absolute path (POSIX "/…", Windows "C:\…", "C:/…"
+// or "\\server\…") with a segment asset.<hash> naming a cdkx:asset artifact of the manifest — the path
+// of the asset on the machine that ran synth — is rewritten to the asset's machine-independent form, its
+// path relative to dir ("assets/asset.<hash>/cloud-init.yaml"; for a directory asset, its directory
+// joined with the rest of the path), and recorded in Resource.AssetPaths. Each asset so used is hashed
+// once and must match the manifest's hash: a file asset's SHA-256, or a directory asset's hash as the
+// TypeScript cdkx computes it (see hashAsset). Assets no property uses are not read. A path naming an
+// asset.<64 hex digits> the manifest does not declare, a missing asset and a mismatch are errors at the
+// property. Asset files are streamed, not counted in MaxAssemblySize.
 func Load(dir string) (*Assembly, diag.Diagnostics) {
 	a, _, ds := LoadWithFiles(dir)
 	return a, ds
 }
 
 // load is Load with the file system behind readFile, so that tests and fuzzing work on bytes. readFile
-// takes a file's name relative to dir, in the OS's form.
-func load(dir string, readFile func(name string) ([]byte, error)) (*Assembly, diag.Diagnostics) {
+// takes a file's name relative to dir, in the OS's form; assets reads the assets (nil: none can be read).
+func load(dir string, readFile func(name string) ([]byte, error), assets assetSource) (*Assembly, diag.Diagnostics) {
 	file := filepath.Join(dir, ManifestFile)
 	data, err := readFile(ManifestFile)
 	if err != nil {
@@ -43,10 +53,11 @@ func load(dir string, readFile func(name string) ([]byte, error)) (*Assembly, di
 		ds.Sort()
 		return nil, ds
 	}
-	a.Dir = dir
+	a.Dir, a.assets = dir, assets
 	for _, s := range a.Stacks {
 		ds = append(ds, loadTemplate(a, s, file, readFile)...)
 	}
+	ds = append(ds, rewriteAssets(a, assets)...)
 	ds = append(ds, link(a)...)
 	ds.Sort()
 	return a, ds
@@ -93,23 +104,27 @@ func LoadWithFiles(dir string) (*Assembly, map[string][]byte, diag.Diagnostics) 
 	}
 	defer r.close()
 	files := map[string][]byte{}
+	src := &dirAssets{dir: r.real, root: r.root}
 	a, ds := load(dir, func(name string) ([]byte, error) {
 		data, err := r.read(name)
 		if err == nil {
 			files[filepath.ToSlash(name)] = data
 		}
 		return data, err
-	})
+	}, src)
 	if a == nil {
 		return nil, nil, ds
 	}
+	a.AssetDir = r.real
 	return a, files, ds
 }
 
 // LoadFiles is Load over files already read (a deployment's snapshot): names are relative to the
 // assembly directory, slash-separated ("manifest.json", "App.json"), and dir names the assembly in
 // diagnostics. A file the manifest names that files lacks is reported as missing. Sizes are not checked
-// again: the files passed Load's checks when they were read (LoadWithFiles).
+// again: the files passed Load's checks when they were read (LoadWithFiles). files may hold the used
+// assets' files too, by their names relative to the assembly directory (Assembly.AssetFiles): their hashes
+// are verified as Load verifies them; the assembly's AssetDir is "" (the caller writes the assets out).
 func LoadFiles(dir string, files map[string][]byte) (*Assembly, diag.Diagnostics) {
 	return load(dir, func(name string) ([]byte, error) {
 		data, ok := files[filepath.ToSlash(name)]
@@ -117,5 +132,5 @@ func LoadFiles(dir string, files map[string][]byte) (*Assembly, diag.Diagnostics
 			return nil, fs.ErrNotExist
 		}
 		return data, nil
-	})
+	}, fileAssets(files))
 }

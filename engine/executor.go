@@ -86,6 +86,7 @@ type executor struct {
 	local   map[string]bool   // providers whose objects exist only in state (ProviderInfo.StateOnly)
 	// inFlight counts provider calls in flight (Options.InFlight when set).
 	inFlight *atomic.Int64
+	assets   AssetResolver // Options.Assets
 
 	mu     sync.Mutex
 	serial map[string]chan struct{} // serial key → its one slot; guarded by mu
@@ -95,7 +96,7 @@ type executor struct {
 func newExecutor(ctx context.Context, opts Options, l *ledger, t *tally) *executor {
 	x := &executor{reg: opts.Providers, ledger: l, tally: t, now: opts.Now, callCtx: context.WithoutCancel(ctx),
 		at: opts.AtBoundary, global: newSlots(opts.Concurrency), limits: map[string]*slots{},
-		inFlight: opts.InFlight, serial: map[string]chan struct{}{}, down: map[string]downMark{}, local: map[string]bool{}}
+		inFlight: opts.InFlight, assets: opts.Assets, serial: map[string]chan struct{}{}, down: map[string]downMark{}, local: map[string]bool{}}
 	if x.inFlight == nil {
 		x.inFlight = new(atomic.Int64)
 	}
@@ -134,6 +135,7 @@ func (x *executor) run(ctx context.Context, s step) error {
 	if err != nil {
 		return x.settle(sub, s, err) // nothing was called, so nothing is pending
 	}
+	prov = withAssets(prov, x.assets) // the one place asset paths become this machine's
 	if x.local[sub.provider] {
 		// Objects that exist only in state: the call changes nothing outside, so it needs neither a slot
 		// nor a pending record; its outcome is the first record of the change.

@@ -63,6 +63,10 @@ type Options struct {
 	// that reason (a stack that waited for an aborted one: "not finished: …"), and Result.Interrupted
 	// is set.
 	StackContext func(stack string) context.Context
+	// Assets, when set, resolves the machine-independent asset paths of the properties sent to providers
+	// (assembly.Assembly.ResolveAsset): each provider call gets the absolute path of this run's copy of the
+	// asset; state, events and plans keep the machine-independent form (see ResolveAssets).
+	Assets AssetResolver
 }
 
 // Failure is one resource (or stack) that failed, with the error the provider or the engine gave.

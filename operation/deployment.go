@@ -219,7 +219,13 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 	for _, d := range x.sess.ds {
 		deployments[d.Stack] = d
 	}
-	settled, err := (Settle{Env: x.Env, Stacks: st, Names: x.sel.Stacks, Full: x.refresh, deployments: deployments}).Run(ctx)
+	// Once per run, before any provider call: the assets the providers will read are those the manifest
+	// hashes.
+	if err := x.assembly.VerifyAssets(); err != nil {
+		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
+	}
+	settled, err := (Settle{Env: x.Env, Stacks: st, Names: x.sel.Stacks, Full: x.refresh, deployments: deployments,
+		assets: x.assembly.ResolveAsset}).Run(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -275,6 +281,7 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 		what.types, what.ids = append(what.types, s.Type), append(what.ids, s.LogicalID)
 	}
 	res, err := x.Env.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
+		opts.Assets = x.assembly.ResolveAsset
 		opts.NoRollback = x.noRollback
 		opts.Deployments = deployments
 		opts.Abort = func() string {
@@ -402,6 +409,11 @@ func (r RunDeployment) Run(ctx context.Context) (*engine.Result, *planner.Plan, 
 	if a.Stack(d.Stack) == nil {
 		return refuse(fmt.Errorf("the snapshot of deployment %s has no stack %s", d.ID, d.Stack))
 	}
+	removeAssets, err := writeAssets(a, files)
+	if err != nil {
+		return refuse(err)
+	}
+	defer removeAssets()
 	d.Snapshot = nil
 	var sess *session
 	if r.Claimed {

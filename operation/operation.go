@@ -243,6 +243,8 @@ type Settle struct {
 	// deployments, when set, are the caller's claimed deployment records: the settling's events go into
 	// them and the caller finishes them (without: the settling records refresh deployments of its own).
 	deployments map[string]*state.Deployment
+	// assets, when set, resolves asset paths for the reads and lookups (engine.Options.Assets).
+	assets engine.AssetResolver
 }
 
 // Run returns Stacks with the settled stacks in place, or a *SettleError when a resource could not be
@@ -273,7 +275,7 @@ func (s Settle) Run(ctx context.Context) (map[string]*state.Stack, error) {
 		return nil, err
 	}
 	res, err := s.run(ctx, shownOf(stacks, only), func(opts engine.Options) (*engine.Result, error) {
-		opts.Deployments = s.deployments
+		opts.Deployments, opts.Assets = s.deployments, s.assets
 		return engine.Refresh(ctx, stacks, opts, engine.RefreshOptions{PendingOnly: !s.Full, DryRun: s.DryRun})
 	})
 	if err != nil {

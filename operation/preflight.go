@@ -45,8 +45,13 @@ func Preflight(ctx context.Context, reg *engine.Registry, plan *planner.Plan) (d
 		if s.Resource == nil || (s.Op != planner.OpCreate && s.Op != planner.OpUpdate && s.Op != planner.OpReplace) {
 			continue
 		}
+		// The provider checks what it will be sent: asset paths as this machine's (engine.ResolveAssets).
+		props := s.Inputs
+		if plan.Assembly != nil {
+			props, _ = engine.ResolveAssets(props, plan.Assembly.ResolveAsset)
+		}
 		resources[s.Provider] = append(resources[s.Provider], resource.PreflightResource{Stack: s.Stack, LogicalID: s.LogicalID,
-			Type: s.Type, Properties: s.Inputs, Creates: s.Op != planner.OpUpdate})
+			Type: s.Type, Properties: props, Creates: s.Op != planner.OpUpdate})
 	}
 	problems, err := reg.Preflight(ctx, planProviders(plan, true), resources)
 	if err != nil {

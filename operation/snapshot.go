@@ -41,6 +41,11 @@ type Snapshot struct {
 	Kind        state.DeploymentKind `json:"kind"`
 	// Files are the manifest and templates by slash-separated name (manifest.json, App.json…).
 	Files map[string]json.RawMessage `json:"files,omitempty"`
+	// Assets are the files of the assets the templates use (assembly.Assembly.AssetFiles), by
+	// slash-separated name relative to the assembly ("assets/asset.<hash>/cloud-init.yaml"), base64 in
+	// JSON, at most MaxSnapshotAssets bytes in all: a run from the snapshot uses exactly these bytes, and
+	// the snapshot's hash (state.BindSnapshot) covers them.
+	Assets map[string][]byte `json:"assets,omitempty"`
 	// Salt (base64) derives the key of the sealed values; empty when none is sealed.
 	Salt string `json:"salt,omitempty"`
 	// Redacted is set when sensitive values were left out: the snapshot cannot run again.
@@ -59,6 +64,11 @@ type SnapshotOptions struct {
 	NoRollback bool     `json:"noRollback,omitempty"`
 }
 
+// MaxSnapshotAssets is the most bytes of asset files a snapshot holds, 2 MiB: assets are cloud-init files
+// and scripts, and the snapshot is stored (base64: 4/3 of the bytes) with the deployment of every stack
+// recorded at once, which the state service accepts up to its DeploymentBodyLimit (32 MiB) in one request.
+const MaxSnapshotAssets = 2 << 20
+
 // ErrNoPassphrase is returned (wrapped) when a snapshot holds sealed values and no passphrase was given,
 // or when one must be sealed and none was given.
 var ErrNoPassphrase = errors.New("set " + secret.EnvPassphrase)
@@ -70,6 +80,17 @@ func sealSnapshot(a *assembly.Assembly, files map[string][]byte, reg *engine.Reg
 	snap := &Snapshot{Format: SnapshotFormat, Files: map[string]json.RawMessage{}}
 	for name, data := range files {
 		snap.Files[name] = json.RawMessage(data)
+	}
+	assets, err := a.AssetFiles(MaxSnapshotAssets)
+	if err != nil {
+		if errors.Is(err, assembly.ErrAssetsTooLarge) {
+			return nil, fmt.Errorf("the assets the stacks use are larger than %d MiB, the most a deployment's snapshot holds (%w): make them smaller (fetch large files from the instance instead); nothing was recorded",
+				MaxSnapshotAssets>>20, err)
+		}
+		return nil, fmt.Errorf("snapshot the assets: %w; nothing was recorded", err)
+	}
+	if len(assets) > 0 {
+		snap.Assets = assets
 	}
 	var box *secret.Box
 	for _, s := range a.Stacks {
@@ -185,7 +206,8 @@ func DecodeSnapshot(d *state.Deployment) (*Snapshot, error) {
 // Sealed reports whether the snapshot holds encrypted values.
 func (s *Snapshot) Sealed() bool { return s.Salt != "" }
 
-// Open returns the snapshot's files with every sealed value decrypted with passphrase. Errors:
+// Open returns the snapshot's files with every sealed value decrypted with passphrase, and its assets'
+// files (Assets; LoadSnapshot verifies their hashes against the manifest's). Errors:
 // ErrNoPassphrase (wrapped) when values are sealed and passphrase is "", secret.ErrWrongPassphrase
 // (wrapped) when they do not open, and an error for a redacted snapshot, which cannot run again.
 func (s *Snapshot) Open(passphrase string) (map[string][]byte, error) {
@@ -206,6 +228,12 @@ func (s *Snapshot) Open(passphrase string) (map[string][]byte, error) {
 		}
 	}
 	out := map[string][]byte{}
+	for name, data := range s.Assets {
+		if _, dup := s.Files[name]; dup {
+			return nil, fmt.Errorf("its asset %s has the name of one of its files", name)
+		}
+		out[name] = data
+	}
 	for name, raw := range s.Files {
 		if box == nil || !bytes.Contains(raw, []byte(SealedKey)) {
 			out[name] = raw
@@ -298,7 +326,9 @@ func decodeValue(data []byte) (any, error) {
 
 // LoadSnapshot loads and validates the assembly of a snapshot whose files were opened (Snapshot.Open), as
 // `cdkx deploy` would the same files: the assembly, the graph of all its stacks and the diagnostics. The
-// assembly is named "snapshot of <deployment ID>" in diagnostics.
+// assembly is named "snapshot of <deployment ID>" in diagnostics. The assets' hashes are verified (an
+// asset changed or missing in the snapshot is an error diagnostic); the assembly's AssetDir is "" until
+// they are written out (writeAssets).
 func LoadSnapshot(id string, files map[string][]byte, reg *engine.Registry) (*assembly.Assembly, *planner.Graph, diag.Diagnostics) {
 	a, ds := assembly.LoadFiles("snapshot of "+id, files)
 	if a == nil {

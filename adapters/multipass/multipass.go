@@ -232,11 +232,15 @@ func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (reso
 	deadline := time.Now().Add(ip.timeout())
 	args, stdin := launchArgs(ip)
 	made := resource.CreateResult{PhysicalID: ip.Name, Outputs: outputs(ip.Name, "")}
+	// An interrupt of the run (Ctrl-C, an abort) stops the launching client with SIGINT and the wait;
+	// the daemon goes on launching, and the engine leaves the create pending for the next deploy to find.
+	ctx, stop := interruptible(ctx)
+	defer stop()
 	if _, err := p.cli.run(ctx, stdin, args...); err != nil {
 		switch {
 		case ctx.Err() != nil:
 			return resource.CreateResult{}, fmt.Errorf("multipass: launch of %s was interrupted; the daemon may go on launching it (%w): %w",
-				ip.Name, resource.ErrOutcomeUnknown, err)
+				ip.Name, resource.ErrOutcomeUnknown, context.Cause(ctx))
 		case errors.Is(err, resource.ErrAlreadyExists):
 			return resource.CreateResult{}, fmt.Errorf("multipass: an instance named %s exists already, not made by this deployment (a deleted one keeps its name until `multipass purge`): rename the resource, or delete the instance and run again: %w",
 				ip.Name, err)
@@ -251,15 +255,47 @@ func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (reso
 	}
 	inst, err := p.waitRunning(ctx, ip.Name, deadline)
 	if err != nil {
+		if errors.Is(context.Cause(ctx), resource.ErrInterrupted) {
+			// Not recorded as made (then to be deleted): the engine locates it, and leaves it pending.
+			return resource.CreateResult{}, fmt.Errorf("multipass: %s was launched, but the wait for it to run was interrupted (%w): %w",
+				ip.Name, resource.ErrOutcomeUnknown, context.Cause(ctx))
+		}
 		return made, err
 	}
 	return resource.CreateResult{PhysicalID: ip.Name, Outputs: outputs(ip.Name, inst.ipAddress())}, nil
+}
+
+// interruptible returns a context that ends with ctx, or with resource.ErrInterrupted as its cause once
+// the run making the call is interrupted (resource.Interrupted); stop releases it.
+func interruptible(ctx context.Context) (ictx context.Context, stop func()) {
+	interrupted := resource.Interrupted(ctx)
+	if interrupted == nil {
+		return ctx, func() {}
+	}
+	ictx, cancel := context.WithCancelCause(ctx)
+	select {
+	case <-interrupted:
+		cancel(resource.ErrInterrupted)
+		return ictx, func() {}
+	default:
+	}
+	go func() {
+		select {
+		case <-interrupted:
+			cancel(resource.ErrInterrupted)
+		case <-ictx.Done():
+		}
+	}()
+	return ictx, func() { cancel(nil) }
 }
 
 // waitRunning polls `info` until the instance is Running with an IPv4 address, at once and then every
 // poll interval, until deadline (at least once) or ctx's end.
 func (p *Provider) waitRunning(ctx context.Context, name string, deadline time.Time) (instanceInfo, error) {
 	for {
+		if ctx.Err() != nil {
+			return instanceInfo{}, fmt.Errorf("multipass: waiting for %s to run: %w", name, ctx.Err())
+		}
 		inst, err := p.info(ctx, name)
 		switch {
 		case err != nil:
@@ -366,7 +402,13 @@ func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (stri
 		return "", fmt.Errorf("locate %s %s: %w", req.Type, ip.Name, err)
 	}
 	if inst.State == StateStarting || inst.State == StateRestarting {
-		_, _ = p.waitRunning(ctx, ip.Name, time.Now().Add(ip.timeout()))
+		wctx, stop := interruptible(ctx)
+		defer stop()
+		_, _ = p.waitRunning(wctx, ip.Name, time.Now().Add(ip.timeout()))
+		if errors.Is(context.Cause(wctx), resource.ErrInterrupted) {
+			// Found but not running yet, in an interrupted run: the next deploy finds it again.
+			return "", fmt.Errorf("locate %s %s: the instance is still %s: %w", req.Type, ip.Name, inst.State, resource.ErrInterrupted)
+		}
 	}
 	return ip.Name, nil
 }

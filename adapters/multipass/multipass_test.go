@@ -190,6 +190,27 @@ func TestCreateCancelled(t *testing.T) {
 	})
 }
 
+// TestCreateWaitInterrupted: an interrupt of the run (resource.WithInterrupt, the context itself not
+// cancelled) ends the wait for a launched instance: the outcome is unknown (the engine locates it and,
+// in an interrupted run, leaves it pending), and nothing is named for deletion.
+func TestCreateWaitInterrupted(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		interrupted := make(chan struct{})
+		ctx := resource.WithInterrupt(t.Context(), interrupted)
+		_, p := newScript(t, step{Args: "launch --name dev"}, info("dev", "info-starting.json"), info("dev", "info-starting.json"),
+			info("dev", "info-starting.json")) // the last for Locate, which finds it still starting
+		time.AfterFunc(1500*time.Millisecond, func() { close(interrupted) })
+		res, err := p.Create(ctx, resource.CreateRequest{Type: multipass.TypeInstance, Properties: resource.Properties{"name": "dev"}})
+		if !errors.Is(err, resource.ErrOutcomeUnknown) || !errors.Is(err, resource.ErrInterrupted) || res.PhysicalID != "" {
+			t.Fatalf("Create = %+v, %v; want an unknown outcome of an interrupted run, no physical ID", res, err)
+		}
+		if _, err := p.Locate(ctx, resource.CreateRequest{Type: multipass.TypeInstance, Properties: resource.Properties{"name": "dev"}}); !errors.Is(err, resource.ErrInterrupted) {
+			t.Errorf("Locate of the starting instance in the interrupted run = %v, want it left for the next deploy", err)
+		}
+	})
+}
+
 // TestCreateLaunchInterrupted: a launch cut short by the context may go on in the daemon: its outcome is
 // unknown, and the engine locates the instance.
 func TestCreateLaunchInterrupted(t *testing.T) {

@@ -22,8 +22,13 @@ Global flags:
                          postgres:// URL or a state service https://host
   CDKX_CONCURRENCY       provider calls in flight at once (--concurrency; default 10)
   CDKX_CONCURRENCY_<PROVIDER>  calls in flight to one provider, e.g. CDKX_CONCURRENCY_RABBITMQ=2
-                         (default: the provider's own limit, rabbitmq 4, hetzner 50; within
-                         --concurrency; also "concurrency" in cdkx.json)
+                         (default: the provider's own limit, rabbitmq 4, hetzner 50, multipass
+                         2; within --concurrency; also "concurrency" in cdkx.json)
+  CDKX_MAX_BODY_<PROVIDER>  cap on one answer of an HTTP provider, e.g. CDKX_MAX_BODY_POWERDNS=64MiB
+                         (default 32MiB)
+  CDKX_CALL_TIMEOUT_<PROVIDER>  longest HTTP call, retries included (default 5m)
+  CDKX_RESPONSE_TIMEOUT_<PROVIDER>  longest wait for an answer's headers (default 60s)
+  CDKX_BODY_TIMEOUT_<PROVIDER>  longest read of an answer's body (default 60s)
   CDKX_LOCK_TIMEOUT      how long to wait for a locked stack, e.g. 5m (--lock-timeout; default 0)
   CDKX_JSON              JSON on stdout instead of tables (--json)
   CDKX_NO_COLOR          no colours (--no-color)
