@@ -490,3 +490,159 @@ func TestMultipassFailedLaunch(t *testing.T) {
 		t.Errorf("multipass list has %v, want nothing", got)
 	}
 }
+
+// TestMultipassAssetAssembly deploys the TypeScript cdkx's synth-docs-concepts-asset assembly unchanged:
+// its cloudInit is the synth machine's absolute path of a file asset (/home/dev/…/cdkx.out/assets/…),
+// which cdkx hands to multipass as this assembly's own copy, verified; state records the
+// machine-independent form; diff right after finds nothing. A copy whose asset bytes changed after synth
+// is refused before any launch.
+func TestMultipassAssetAssembly(t *testing.T) {
+	t.Parallel()
+	const asset = "assets/asset.bc6650386e3af37b0803a2d00fbf137a29d3a0e160cd789a2aa0dae1be89033a/cloud-init.yaml"
+	m := newMPRunner(t)
+	app := sharedAssembly(t, "synth-docs-concepts-asset")
+	want, err := os.ReadFile(filepath.Join(app, asset))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.must(0, "deploy", "--app", app)
+	m.must(0, "diff", "--app", app, "--detailed-exitcode")
+
+	launches := m.commands("launch")
+	if len(launches) != 1 {
+		t.Fatalf("%d launches, want 1: %v", len(launches), launches)
+	}
+	args := launches[0].Args
+	i := slices.Index(args, "--cloud-init")
+	if i < 0 || i+1 >= len(args) {
+		t.Fatalf("the launch has no --cloud-init: %v", args)
+	}
+	path := args[i+1]
+	if rel, err := filepath.Rel(app, path); err != nil || !filepath.IsAbs(path) || strings.HasPrefix(rel, "..") {
+		t.Errorf("--cloud-init %s is not inside the assembly %s (the synth machine's path was /home/dev/…)", path, app)
+	} else if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("--cloud-init %s holds %q (%v), want the asset's bytes %q", path, got, err, want)
+	}
+	// What multipass read at the launch is the asset (the fake keeps the user data in its state file).
+	b, err := os.ReadFile(filepath.Join(m.fakeDir, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fake struct {
+		Instances map[string]struct {
+			CloudInit string `json:"cloudInit"`
+		} `json:"instances"`
+	}
+	if err := json.Unmarshal(b, &fake); err != nil {
+		t.Fatal(err)
+	}
+	if got := fake.Instances["my-vm"].CloudInit; got != string(want) {
+		t.Errorf("multipass read the user data %q, want the asset's %q", got, want)
+	}
+	res := m.state()
+	if len(res) != 1 {
+		t.Fatalf("state records %d resources, want 1: %+v", len(res), res)
+	}
+	checkOutputs(t, res[0], "my-vm")
+	out := m.must(0, "state", "export")
+	if !strings.Contains(out, `"cloudInit": "`+asset+`"`) {
+		t.Errorf("state does not record cloudInit in the machine-independent form %s:\n%s", asset, out)
+	}
+
+	// Asset bytes changed after synth: refused before any launch.
+	m2 := newMPRunner(t)
+	tampered := copyAssembly(t, app)
+	if err := os.WriteFile(filepath.Join(tampered, asset), append(want, "  - curl\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = m2.must(1, "deploy", "--app", tampered)
+	if !strings.Contains(out, "does not match its hash") {
+		t.Errorf("a tampered asset is refused without naming the hash mismatch:\n%s", out)
+	}
+	if l := m2.commands("launch"); len(l) != 0 {
+		t.Errorf("multipass launch ran with a tampered asset: %v", l)
+	}
+}
+
+// TestMultipassMixedApp deploys one app on both providers: stack Dev launches a Multipass VM and
+// outputs its address; stack Edge, on Hetzner (hcloud-fake), has a server and a firewall applied to it
+// whose SSH rule admits that address, read through a {stackRef}. The firewall, read from the fake with
+// hcloud-go, admits the VM's address as a single host; destroy empties both.
+func TestMultipassMixedApp(t *testing.T) {
+	t.Parallel()
+	f := startFake(t, "--action-polls", "2")
+	m := newMPRunner(t, "HCLOUD_TOKEN="+hcloudToken, "HCLOUD_ENDPOINT="+f.url, "HCLOUD_POLL_INTERVAL=20ms")
+	dir := filepath.Join(t.TempDir(), "cdkx.out")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]any{
+		"manifest.json": map[string]any{"version": "1.0.0", "artifacts": map[string]any{
+			"Dev":  map[string]any{"type": "cdkx:stack", "properties": map[string]any{"templateFile": "Dev.json"}},
+			"Edge": map[string]any{"type": "cdkx:stack", "properties": map[string]any{"templateFile": "Edge.json"}},
+		}},
+		"Dev.json": map[string]any{
+			"resources": map[string]any{"Vm": map[string]any{"type": "Multipass::Compute::Instance", "provider": "multipass",
+				"properties": map[string]any{"name": "dev", "image": "jammy"}}},
+			"outputs": map[string]any{"VmIp": map[string]any{"value": map[string]any{"ref": "Vm", "attr": "ipAddress"}}},
+		},
+		"Edge.json": map[string]any{"resources": map[string]any{
+			"Bastion": map[string]any{"type": "Hetzner::Compute::Server", "provider": "hetzner",
+				"properties": map[string]any{"name": "bastion", "serverType": "cx22", "image": "ubuntu-24.04", "location": "fsn1"}},
+			"Fw": map[string]any{"type": "Hetzner::Security::Firewall", "provider": "hetzner",
+				"properties": map[string]any{"name": "bastion-fw"}},
+			"FwRules": map[string]any{"type": "Hetzner::Security::FirewallRules", "provider": "hetzner",
+				"properties": map[string]any{"firewallId": map[string]any{"ref": "Fw", "attr": "firewallId"},
+					"rules": []any{map[string]any{"direction": "in", "protocol": "tcp", "port": "22",
+						// A bare address is the single host: the assembly format cannot append "/32".
+						"sourceIps":   []any{map[string]any{"stackRef": "Dev", "outputKey": "VmIp"}},
+						"description": "SSH from the dev VM"}}}},
+			"FwOnBastion": map[string]any{"type": "Hetzner::Security::FirewallAttachment", "provider": "hetzner",
+				"properties": map[string]any{"firewallId": map[string]any{"ref": "Fw", "attr": "firewallId"},
+					"serverId": map[string]any{"ref": "Bastion", "attr": "serverId"}}},
+		}},
+	}
+	for name, v := range files {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.must(0, "deploy", "--app", dir)
+	m.must(0, "diff", "--app", dir, "--detailed-exitcode")
+
+	var vmIP string
+	for _, r := range m.state() {
+		if r.Stack == "Dev" && r.LogicalID == "Vm" {
+			vmIP, _ = r.Outputs["ipAddress"].(string)
+		}
+	}
+	if !strings.HasPrefix(vmIP, "10.") {
+		t.Fatalf("the VM's recorded ipAddress is %q, want a 10.x address", vmIP)
+	}
+	fw, _, err := f.client.Firewall.GetByName(t.Context(), "bastion-fw")
+	if err != nil || fw == nil {
+		t.Fatalf("firewall bastion-fw: %v, %v", fw, err)
+	}
+	var admitted []string
+	for _, rule := range fw.Rules {
+		for _, n := range rule.SourceIPs {
+			admitted = append(admitted, n.String())
+		}
+	}
+	if diff := cmp.Diff([]string{vmIP + "/32"}, admitted); diff != "" {
+		t.Errorf("the firewall admits (-want +got):\n%s", diff)
+	}
+	bastion := serverNamed(t, f, "bastion")
+	if len(fw.AppliedTo) != 1 || fw.AppliedTo[0].Server == nil || fw.AppliedTo[0].Server.ID != bastion.ID {
+		t.Errorf("the firewall applies to %+v, want server %d (bastion)", fw.AppliedTo, bastion.ID)
+	}
+
+	m.must(0, "destroy", "--app", dir, "--force")
+	if got := f.inventory(t); got != (inventory{}) {
+		t.Errorf("after destroy, the Hetzner project holds %+v, want nothing", got)
+	}
+	if got := m.instances(); len(got) != 0 {
+		t.Errorf("after destroy, multipass list has %v, want nothing", got)
+	}
+}
