@@ -49,10 +49,10 @@ if [ "${1:-}" = multipass ]; then
   ./bin/cdkx deploy --app "$app" --state "$state"
   echo "== the instance as state records it (outputs: name, ipAddress, sshUser, crn)"
   ./bin/cdkx state export --app "$app" --state "$state" --stack DevVMs
-  echo "== multipass list"
-  multipass list
   echo "== the multipass commands cdkx ran ($MULTIPASS_FAKE_LOG)"
   cat "$MULTIPASS_FAKE_LOG"
+  echo "== multipass list"
+  multipass list
   echo "== cdkx diff right after: nothing to do"
   ./bin/cdkx diff --app "$app" --state "$state" --detailed-exitcode
   echo "Done. Try (with PATH=bin/fake-multipass:\$PATH MULTIPASS_FAKE_DIR=$MULTIPASS_FAKE_DIR):"
