@@ -39,6 +39,7 @@ if [ "${1:-}" = multipass ]; then
   home=$PWD/.cdkx/multipass/home
   app=.cdkx/multipass/cdkx.out
   mkdir -p "$home/code" "$home/.ssh" "$app"
+  : >"$MULTIPASS_FAKE_LOG" # this run's commands only
   cp testdata/examples/multipass/cdkx.out/manifest.json "$app/"
   sed "s#\"/Users/me/#\"$home/#g" testdata/examples/multipass/cdkx.out/DevVMs.json >"$app/DevVMs.json"
   echo "deploying $app: testdata/examples/multipass/cdkx.out with its mount sources under $home"
@@ -49,13 +50,13 @@ if [ "${1:-}" = multipass ]; then
   ./bin/cdkx deploy --app "$app" --state "$state"
   echo "== the instance as state records it (outputs: name, ipAddress, sshUser, crn)"
   ./bin/cdkx state export --app "$app" --state "$state" --stack DevVMs
-  echo "== the multipass commands cdkx ran ($MULTIPASS_FAKE_LOG)"
+  echo "== the multipass commands cdkx ran in this demo ($MULTIPASS_FAKE_LOG)"
   cat "$MULTIPASS_FAKE_LOG"
   echo "== multipass list"
   multipass list
   echo "== cdkx diff right after: nothing to do"
   ./bin/cdkx diff --app "$app" --state "$state" --detailed-exitcode
-  echo "Done. Try (with PATH=bin/fake-multipass:\$PATH MULTIPASS_FAKE_DIR=$MULTIPASS_FAKE_DIR):"
+  echo "Done. Try (with PATH=$PWD/bin/fake-multipass:\$PATH MULTIPASS_FAKE_DIR=$MULTIPASS_FAKE_DIR):"
   echo "  ./bin/cdkx destroy --app $app --state $state --force; multipass list"
   exit 0
 fi
