@@ -371,44 +371,60 @@ func TestMultipassEveryProperty(t *testing.T) {
 	}
 }
 
-// TestMultipassKillNine kills cdkx with SIGKILL while multipass launches the instance (a 3 s launch, which
-// the fake's daemon finishes without its client); the next deploy finds the instance by its name and
-// records it without a second launch.
-func TestMultipassKillNine(t *testing.T) {
+// TestMultipassInterrupted interrupts cdkx while multipass launches the instance (a 3 s launch, which the
+// fake's daemon finishes without its client): kill -9 of cdkx alone, or SIGINT (Ctrl-C: cdkx stops the
+// launching client, exits 130 and leaves the create pending). The next deploy finds the instance by its
+// name and records it without a second launch.
+func TestMultipassInterrupted(t *testing.T) {
 	t.Parallel()
-	m := newMPRunner(t, "MULTIPASS_FAKE_LAUNCH_SECONDS=3")
-	app, _, _ := mountAssembly(t)
-	cmd := exec.Command(filepath.Join(hetznerBins(t), "cdkx"), "deploy", "--app", app)
-	cmd.Dir, cmd.Env = m.dir, m.env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(30 * time.Second); len(m.commands("launch")) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
+	for _, tc := range []struct {
+		name   string
+		signal os.Signal
+		code   int // cdkx's exit code; -1: killed
+	}{
+		{"kill -9", os.Kill, -1},
+		{"SIGINT", os.Interrupt, 130},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := newMPRunner(t, "MULTIPASS_FAKE_LAUNCH_SECONDS=3")
+			app, _, _ := mountAssembly(t)
+			cmd := exec.Command(filepath.Join(hetznerBins(t), "cdkx"), "deploy", "--app", app)
+			cmd.Dir, cmd.Env = m.dir, m.env
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(30 * time.Second); len(m.commands("launch")) == 0; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					_ = cmd.Wait()
+					t.Fatalf("no launch within 30 s\n%s", out.String())
+				}
+			}
+			if err := cmd.Process.Signal(tc.signal); err != nil { // cdkx only, by its PID
+				t.Fatal(err)
+			}
 			_ = cmd.Wait()
-			t.Fatalf("no launch within 30 s\n%s", out.String())
-		}
-	}
-	if err := cmd.Process.Kill(); err != nil { // cdkx only, by its PID: the launch goes on
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != tc.code {
+				t.Errorf("the interrupted deploy exited %d, want %d\n%s", code, tc.code, out.String())
+			}
 
-	second := m.must(0, "deploy", "--app", app)
-	if n := len(m.commands("launch")); n != 1 {
-		t.Errorf("%d launches of dev, want 1: the second deploy must find the instance\n%s", n, second)
-	}
-	res := m.state()
-	if len(res) != 1 || res[0].Status != "CREATE_COMPLETE" {
-		t.Fatalf("state after the second deploy: %+v, want the instance, complete", res)
-	}
-	checkOutputs(t, res[0], "dev")
-	m.must(0, "diff", "--app", app, "--detailed-exitcode")
-	if got := m.instances(); !slices.Equal(got, []string{"dev"}) {
-		t.Errorf("multipass list: %v, want [dev]", got)
+			second := m.must(0, "deploy", "--app", app)
+			if n := len(m.commands("launch")); n != 1 {
+				t.Errorf("%d launches of dev, want 1: the second deploy must find the instance\n%s", n, second)
+			}
+			res := m.state()
+			if len(res) != 1 || res[0].Status != "CREATE_COMPLETE" {
+				t.Fatalf("state after the second deploy: %+v, want the instance, complete\n%s", res, second)
+			}
+			checkOutputs(t, res[0], "dev")
+			m.must(0, "diff", "--app", app, "--detailed-exitcode")
+			if got := m.instances(); !slices.Equal(got, []string{"dev"}) {
+				t.Errorf("multipass list: %v, want [dev]", got)
+			}
+		})
 	}
 }
 
@@ -644,5 +660,48 @@ func TestMultipassMixedApp(t *testing.T) {
 	}
 	if got := m.instances(); len(got) != 0 {
 		t.Errorf("after destroy, multipass list has %v, want nothing", got)
+	}
+}
+
+// TestMultipassConcurrency: four instances, each launch taking 1 s, launch two at a time (the provider's
+// default concurrency, whatever --concurrency allows in all), as the fake's launch times show.
+func TestMultipassConcurrency(t *testing.T) {
+	t.Parallel()
+	m := newMPRunner(t, "MULTIPASS_FAKE_LAUNCH_SECONDS=1")
+	resources := map[string]any{}
+	for i := range 4 {
+		resources[fmt.Sprintf("Vm%d", i)] = map[string]any{"type": "Multipass::Compute::Instance", "provider": "multipass",
+			"properties": map[string]any{"name": fmt.Sprintf("vm-%d", i)}}
+	}
+	app := writeAssembly(t, "Dev", resources)
+	m.must(0, "deploy", "--app", app, "--concurrency", "10")
+	b, err := os.ReadFile(filepath.Join(m.fakeDir, "state.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fake struct {
+		Instances map[string]struct {
+			LaunchedAt time.Time `json:"launchedAt"`
+			ReadyAt    time.Time `json:"readyAt"`
+		} `json:"instances"`
+	}
+	if err := json.Unmarshal(b, &fake); err != nil {
+		t.Fatal(err)
+	}
+	if len(fake.Instances) != 4 {
+		t.Fatalf("the fake holds %d instances, want 4", len(fake.Instances))
+	}
+	most := 0
+	for _, a := range fake.Instances {
+		n := 0
+		for _, b := range fake.Instances {
+			if !b.LaunchedAt.After(a.LaunchedAt) && b.ReadyAt.After(a.LaunchedAt) {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	if most != 2 {
+		t.Errorf("at most %d launches ran at once, want 2 (the provider's default concurrency): %+v", most, fake.Instances)
 	}
 }
