@@ -61,7 +61,7 @@ type mpRunner struct {
 
 // newMPRunner returns a runner whose environment has the fake first on PATH, its own fake state and log,
 // launches of 0.3 s, and extraEnv last (so that it wins). Variables of the test's own environment that
-// would change the fake or the adapter (MULTIPASS_*) are left out.
+// would change the fake, the adapter or cdkx (MULTIPASS_*, CDKX_*: a concurrency, a state URL) are left out.
 func newMPRunner(t *testing.T, extraEnv ...string) *mpRunner {
 	t.Helper()
 	hetznerBins(t) // cdkx
@@ -70,7 +70,7 @@ func newMPRunner(t *testing.T, extraEnv ...string) *mpRunner {
 	m := &mpRunner{fakeDir: filepath.Join(dir, "fake"), log: filepath.Join(dir, "fake.log")}
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "MULTIPASS_") && !strings.HasPrefix(kv, "PATH=") {
+		if !strings.HasPrefix(kv, "MULTIPASS_") && !strings.HasPrefix(kv, "CDKX_") && !strings.HasPrefix(kv, "PATH=") {
 			env = append(env, kv)
 		}
 	}
