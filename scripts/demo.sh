@@ -10,8 +10,56 @@
 # end-to-end app: two stacks, 17 resources) against hcloud-fake, the project's stateful fake of the Hetzner
 # Cloud API, on http://127.0.0.1:18090/v1 (state in .cdkx/hetzner.db). The fake keeps running; stop it with:
 # kill "$(cat .cdkx/hcloud-fake.pid)"
+#
+# demo.sh multipass: the TypeScript cdkx's Multipass example (testdata/examples/multipass, one VM with two
+# mounted folders) against multipass-fake, the project's stand-in for the multipass CLI, built as
+# bin/fake-multipass/multipass. For this script only, that folder goes first on PATH and MULTIPASS_BIN
+# names the fake, so a real multipass on this machine is never called (the script says so when it finds
+# one). The example's mount sources are folders of the machine that ran synth (/Users/me/code,
+# /Users/me/.ssh); the script deploys a copy, .cdkx/multipass/cdkx.out, whose sources are folders it
+# creates under .cdkx/multipass/home. State: .cdkx/multipass.db; the fake's instances:
+# .cdkx/multipass/fake, the command lines cdkx ran: .cdkx/multipass/fake.log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = multipass ]; then
+  echo "== building cdkx and multipass-fake (as bin/fake-multipass/multipass)"
+  go build -o bin/ ./cmd/cdkx
+  go build -o bin/fake-multipass/multipass ./cmd/multipass-fake
+  fake=$PWD/bin/fake-multipass/multipass
+  if real=$(command -v multipass 2>/dev/null) && [ "$real" != "$fake" ]; then
+    echo "note: a real multipass is installed ($real); this demo does not call it: it uses $fake"
+  fi
+  export PATH=$PWD/bin/fake-multipass:$PATH MULTIPASS_BIN=$fake
+  export MULTIPASS_FAKE_DIR=$PWD/.cdkx/multipass/fake MULTIPASS_FAKE_LOG=$PWD/.cdkx/multipass/fake.log
+  export MULTIPASS_FAKE_LAUNCH_SECONDS=${MULTIPASS_FAKE_LAUNCH_SECONDS:-2}
+  echo "multipass here is the fake: MULTIPASS_BIN=$fake, first on PATH; instances in $MULTIPASS_FAKE_DIR; a launch takes ${MULTIPASS_FAKE_LAUNCH_SECONDS}s"
+  # The example mounts the synth machine's /Users/me/code and /Users/me/.ssh: multipass (and cdkx's
+  # preflight) refuses a mount source that does not exist here, so the copy mounts folders of .cdkx/.
+  home=$PWD/.cdkx/multipass/home
+  app=.cdkx/multipass/cdkx.out
+  mkdir -p "$home/code" "$home/.ssh" "$app"
+  : >"$MULTIPASS_FAKE_LOG" # this run's commands only
+  cp testdata/examples/multipass/cdkx.out/manifest.json "$app/"
+  sed "s#\"/Users/me/#\"$home/#g" testdata/examples/multipass/cdkx.out/DevVMs.json >"$app/DevVMs.json"
+  echo "deploying $app: testdata/examples/multipass/cdkx.out with its mount sources under $home"
+  state=.cdkx/multipass.db
+  echo "== cdkx diff"
+  ./bin/cdkx diff --app "$app" --state "$state"
+  echo "== cdkx deploy"
+  ./bin/cdkx deploy --app "$app" --state "$state"
+  echo "== the instance as state records it (outputs: name, ipAddress, sshUser, crn)"
+  ./bin/cdkx state export --app "$app" --state "$state" --stack DevVMs
+  echo "== the multipass commands cdkx ran in this demo ($MULTIPASS_FAKE_LOG)"
+  cat "$MULTIPASS_FAKE_LOG"
+  echo "== multipass list"
+  multipass list
+  echo "== cdkx diff right after: nothing to do"
+  ./bin/cdkx diff --app "$app" --state "$state" --detailed-exitcode
+  echo "Done. Try (with PATH=$PWD/bin/fake-multipass:\$PATH MULTIPASS_FAKE_DIR=$MULTIPASS_FAKE_DIR):"
+  echo "  ./bin/cdkx destroy --app $app --state $state --force; multipass list"
+  exit 0
+fi
 
 if [ "${1:-}" = hetzner ]; then
   port=${HCLOUD_FAKE_PORT:-18090}

@@ -17,7 +17,10 @@ import (
 // {direction (in or out, required), protocol (tcp, udp, icmp, esp or gre, required), sourceIps (CIDRs;
 // required for in, only for in), destinationIps (CIDRs; required for out, only for out), port ("80" or
 // "1024-2048", or "any"; only for tcp and udp, where it is sent as "any" when omitted: every port),
-// description (optional)}. Outputs: firewallId (integer). Physical ID: the firewall's ID.
+// description (optional)}. Outputs: firewallId (integer). Physical ID: the firewall's ID. A CIDR may also
+// be a bare address, the single host: "10.0.1.5" is sent as 10.0.1.5/32 (an IPv6 address as /128), so
+// that a rule can admit an address another resource outputs (a Multipass VM's ipAddress through a
+// {stackRef}); the assembly format has no string concatenation to append "/32".
 //
 // Create and update POST /firewalls/{id}/actions/set_rules {rules} (the whole list) → wait for every
 // action of actions[]; read GET /firewalls/{id} → rules, in the shape of the inputs; delete set_rules with
@@ -177,14 +180,34 @@ func ruleCIDRProblem(v any) string {
 	if !ok {
 		return fmt.Sprintf("must be a CIDR string such as 10.0.0.0/8, got %s", describeValue(v))
 	}
+	if addr, err := netip.ParseAddr(s); err == nil && addr.Zone() == "" {
+		return "" // a single host, sent as addr/32 or addr/128 (hostCIDR)
+	}
 	pfx, err := netip.ParsePrefix(s)
 	if err != nil {
-		return fmt.Sprintf("%q is not a CIDR such as 10.0.1.0/24, 10.0.1.1/32 or ::/0", s)
+		return fmt.Sprintf("%q is not a CIDR such as 10.0.1.0/24, 10.0.1.1/32 or ::/0, nor a single address such as 10.0.1.1", s)
 	}
 	if pfx.Masked() != pfx {
 		return fmt.Sprintf("%q has host bits set; Hetzner wants a network (%s) or a single host (%s/%d)", s, pfx.Masked(), pfx.Addr(), pfx.Addr().BitLen())
 	}
 	return ""
+}
+
+// hostCIDR returns s as Hetzner takes it: a bare address (a single host) as its /32 or /128 prefix;
+// anything else as it is.
+func hostCIDR(s string) string {
+	if addr, err := netip.ParseAddr(s); err == nil && addr.Zone() == "" {
+		return netip.PrefixFrom(addr, addr.BitLen()).String()
+	}
+	return s
+}
+
+// hostCIDRs applies hostCIDR to each element of list.
+func hostCIDRs(list []string) []string {
+	for i, s := range list {
+		list[i] = hostCIDR(s)
+	}
+	return list
 }
 
 // rulePortProblem says what is wrong with a rule's port ("22", "1024-2048" or "any"), or "".
@@ -227,15 +250,16 @@ func describeValue(v any) string {
 	return fmt.Sprint(v)
 }
 
-// apiRules converts the rules property to the API's rules (camelCase to snake_case; port "any" for tcp
-// and udp rules without one, none for the others; no description when it is absent).
+// apiRules converts the rules property to the API's rules (camelCase to snake_case; a bare address as its
+// single-host prefix; port "any" for tcp and udp rules without one, none for the others; no description
+// when it is absent).
 func apiRules(props resource.Properties) []firewallRule {
 	list, _ := props["rules"].([]any)
 	out := make([]firewallRule, 0, len(list))
 	for _, r := range list {
 		m, _ := r.(map[string]any)
 		rule := firewallRule{Direction: str(m, "direction"), Protocol: str(m, "protocol"),
-			SourceIPs: stringList(m["sourceIps"]), DestinationIPs: stringList(m["destinationIps"])}
+			SourceIPs: hostCIDRs(stringList(m["sourceIps"])), DestinationIPs: hostCIDRs(stringList(m["destinationIps"]))}
 		if d, ok := m["description"].(string); ok {
 			rule.Description = &d
 		}
@@ -299,7 +323,8 @@ func liveRules(live []firewallRule, recorded resource.Properties) []any {
 	return out
 }
 
-// liveCIDRs is ips as a property value; recorded when it holds the same prefixes in the same order.
+// liveCIDRs is ips as a property value; recorded when it holds the same prefixes in the same order (a
+// recorded bare address is its single-host prefix).
 func liveCIDRs(ips []string, recorded any) []any {
 	rec, _ := recorded.([]any)
 	same := len(rec) == len(ips)
@@ -308,7 +333,7 @@ func liveCIDRs(ips []string, recorded any) []any {
 		out[i] = ip
 		if same {
 			s, _ := rec[i].(string)
-			same = samePrefix(s, ip)
+			same = samePrefix(hostCIDR(s), ip)
 		}
 	}
 	if same {

@@ -117,6 +117,29 @@ func TestFirewallRulesRequests(t *testing.T) {
 			t.Errorf("update outputs (-want +got):\n%s", diff)
 		}
 	})
+	t.Run("single hosts", func(t *testing.T) {
+		t.Parallel()
+		// A bare address is the single host: sent as its /32 (/128) prefix, read back as written.
+		in := adaptertest.Props(t, `{"firewallId":5,"rules":[{"direction":"in","protocol":"tcp","port":"22","sourceIps":["10.85.1.2","fd00::1","10.0.0.0/8"]}]}`)
+		live := `{"direction":"in","protocol":"tcp","port":"22","source_ips":["10.85.1.2/32","fd00::1/128","10.0.0.0/8"],"destination_ips":[],"description":null}`
+		p, _ := scriptedProvider(t, steps(
+			scripted.Exchange{Method: "POST", Path: "/v1/firewalls/5/actions/set_rules",
+				Body:   `{"rules":[{"direction":"in","protocol":"tcp","port":"22","source_ips":["10.85.1.2/32","fd00::1/128","10.0.0.0/8"]}]}`,
+				Status: 201, JSON: startedActions(44, "set_firewall_rules")},
+			pollsOf(44, "set_firewall_rules", "success"),
+			scripted.Exchange{Method: "GET", Path: "/v1/firewalls/5", Status: 200, JSON: firewallJSON(live, "")},
+		)...)
+		if _, err := p.Create(ctx(t), resource.CreateRequest{Type: hcloud.TypeFirewallRules, Properties: in}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Read(ctx(t), resource.ReadRequest{Type: hcloud.TypeFirewallRules, PhysicalID: "5", Properties: in})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(in, got.Properties); diff != "" {
+			t.Errorf("read properties (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("create without rules", func(t *testing.T) {
 		t.Parallel()
 		p, _ := scriptedProvider(t, scripted.Exchange{Method: "POST", Path: "/v1/firewalls/5/actions/set_rules", Body: `{"rules":[]}`,
@@ -169,6 +192,7 @@ func TestFirewallRulesCheck(t *testing.T) {
 		{`{"firewallId":{"ref":"Fw","attr":"firewallId"},"rules":[{"ref":"X","attr":"y"}]}`, ""},
 		{rule(`{"direction":"in","protocol":"tcp","port":"any","sourceIps":[{"ref":"S","attr":"ip"}]}`), ""},
 		{rule(`{"direction":"in","protocol":"tcp","port":"1-65535","sourceIps":["10.0.0.1/32"],"description":null}`), ""},
+		{rule(`{"direction":"in","protocol":"tcp","port":"22","sourceIps":["10.85.1.2","fd00::1"]}`), ""}, // single hosts
 		{rule(strings.TrimSuffix(fifty, ",")), "rules: has 51 rules; Hetzner allows at most 50 per firewall: merge rules (a rule takes several CIDRs and a port range)"},
 		{rule(`{"direction":"up","protocol":"http","sourceIps":["0.0.0.0/0"]}`),
 			"rules[0].direction: must be one of in, out, got \"up\"\nrules[0].protocol: must be one of tcp, udp, icmp, esp, gre, got \"http\""},
@@ -179,7 +203,7 @@ func TestFirewallRulesCheck(t *testing.T) {
 			"rules[0].destinationIps: not allowed on a rule of direction in, which takes sourceIps"},
 		{rule(`{"direction":"in","protocol":"tcp","port":"22","sourceIps":["10.0.0.1/8","nope",7]}`),
 			"rules[0].sourceIps[0]: \"10.0.0.1/8\" has host bits set; Hetzner wants a network (10.0.0.0/8) or a single host (10.0.0.1/32)\n" +
-				"rules[0].sourceIps[1]: \"nope\" is not a CIDR such as 10.0.1.0/24, 10.0.1.1/32 or ::/0\n" +
+				"rules[0].sourceIps[1]: \"nope\" is not a CIDR such as 10.0.1.0/24, 10.0.1.1/32 or ::/0, nor a single address such as 10.0.1.1\n" +
 				"rules[0].sourceIps[2]: must be a CIDR string such as 10.0.0.0/8, got 7"},
 		{rule(`{"direction":"in","protocol":"icmp","port":"22","sourceIps":["0.0.0.0/0"]}`), "rules[0].port: only tcp and udp rules take a port; remove it from this icmp rule"},
 		{rule(`{"direction":"in","protocol":"tcp","port":"0","sourceIps":["0.0.0.0/0"]}`), "rules[0].port: \"0\" is not a port (1-65535) or a range such as \"1024-2048\""},
