@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -139,59 +140,48 @@ func New(cfg Config) (*Provider, error) {
 // that it can locate the object of an interrupted create (objects are named by their inputs). It is the
 // same for a zero Provider, so the CLI can describe PowerDNS before it is configured.
 func (p *Provider) Info() resource.ProviderInfo {
-	return resource.ProviderInfo{Name: Name, Schemas: []resource.Schema{zoneSchema, recordSetSchema}, CanLocate: true}
+	return resource.ProviderInfo{Name: Name, Schemas: types.Schemas(), CanLocate: true}
 }
+
+// types lists the provider's types, in the order Info returns them.
+var types = kit.New(Name,
+	kit.Type[*Provider]{Schema: zoneSchema, ID: zoneID,
+		Create: (*Provider).createZone, Read: (*Provider).readZone, Update: (*Provider).updateZone, Delete: (*Provider).deleteZone},
+	kit.Type[*Provider]{Schema: recordSetSchema, ID: recordSetIDOf,
+		Create: (*Provider).createRecordSet, Read: (*Provider).readRecordSet, Update: (*Provider).updateRecordSet, Delete: (*Provider).deleteRecordSet},
+)
 
 // Create creates a zone (POST /zones) or a record set (PATCH /zones/{zoneId}, changetype REPLACE, after
 // checking that the rrset does not exist yet). An object that exists already gives an error wrapping
 // resource.ErrAlreadyExists: it is never adopted silently.
 func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	switch req.Type {
-	case TypeZone:
-		return p.createZone(ctx, req)
-	case TypeRecordSet:
-		return p.createRecordSet(ctx, req)
-	}
-	return resource.CreateResult{}, unknownType(req.Type)
+	return types.Create(ctx, p, req)
 }
 
 // Read returns the live properties and outputs of a zone or record set, or an error wrapping
 // resource.ErrNotFound when it is gone.
 func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	switch req.Type {
-	case TypeZone:
-		return p.readZone(ctx, req)
-	case TypeRecordSet:
-		return p.readRecordSet(ctx, req)
-	}
-	return resource.ReadResult{}, unknownType(req.Type)
+	return types.Read(ctx, p, req)
 }
 
 // Update changes a zone (PUT /zones/{zoneId}) or a record set (PATCH, changetype REPLACE) in place.
 func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	switch req.Type {
-	case TypeZone:
-		return p.updateZone(ctx, req)
-	case TypeRecordSet:
-		return p.updateRecordSet(ctx, req)
-	}
-	return resource.UpdateResult{}, unknownType(req.Type)
+	return types.Update(ctx, p, req)
 }
 
 // Delete deletes a zone (DELETE /zones/{zoneId}) or a record set (PATCH, changetype DELETE). An object
 // already gone, or a record set whose zone is gone, is success.
 func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	switch req.Type {
-	case TypeZone:
-		return p.deleteZone(ctx, req)
-	case TypeRecordSet:
-		return p.deleteRecordSet(ctx, req)
-	}
-	return unknownType(req.Type)
+	return types.Delete(ctx, p, req)
 }
 
-func unknownType(t string) error {
-	return fmt.Errorf("powerdns: unknown resource type %q (known: %s, %s)", t, TypeZone, TypeRecordSet)
+// Locate returns the physical ID of the object that a create with req.Properties makes, when it exists at
+// PowerDNS, or an error wrapping resource.ErrNotFound. PowerDNS names its objects by their inputs — a zone
+// by its canonical name (PowerDNS lower-cases it), a record set by zone, name and type — so the engine can
+// settle a create that was interrupted between the call and its record (crash recovery). It reads with
+// GET /api/v1/servers/{server}/zones/{zone} (https://doc.powerdns.com/authoritative/http-api/zone.html).
+func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
+	return types.Locate(ctx, p, req)
 }
 
 // zonePath is the URL of a zone, e.g. {base}/zones/example.test.
