@@ -47,6 +47,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -185,59 +186,34 @@ func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 // default limit of DefaultConcurrency calls in flight, and that it can locate the object of an interrupted
 // create. It is the same for a zero Provider, so the CLI can describe RabbitMQ before it is configured.
 func (p *Provider) Info() resource.ProviderInfo {
-	schemas := make([]resource.Schema, len(handlers))
-	for i, h := range handlers {
-		schemas[i] = h.schema
-	}
-	return resource.ProviderInfo{Name: Name, Schemas: schemas, DefaultConcurrency: DefaultConcurrency, CanLocate: true}
+	return resource.ProviderInfo{Name: Name, Schemas: types.Schemas(), DefaultConcurrency: DefaultConcurrency, CanLocate: true}
 }
 
-// handler is what one resource type implements. Each method receives the provider, so that the table
-// below can name them as method expressions.
-type handler struct {
-	schema resource.Schema
-	create func(*Provider, context.Context, resource.CreateRequest) (resource.CreateResult, error)
-	read   func(*Provider, context.Context, resource.ReadRequest) (resource.ReadResult, error)
-	update func(*Provider, context.Context, resource.UpdateRequest) (resource.UpdateResult, error)
-	delete func(*Provider, context.Context, resource.DeleteRequest) error
-	// locate returns the physical ID a create with these properties gives, without any request.
-	locate func(resource.Properties) (string, error)
-}
-
-// handlers lists the types in the order Schemas returns them.
-var handlers = []handler{
-	{vhostSchema, (*Provider).createVhost, (*Provider).readVhost, (*Provider).updateVhost, (*Provider).deleteVhost, locateVhost},
-	{exchangeSchema, (*Provider).createExchange, (*Provider).readExchange, (*Provider).updateExchange, (*Provider).deleteExchange, locateExchange},
-	{queueSchema, (*Provider).createQueue, (*Provider).readQueue, (*Provider).updateQueue, (*Provider).deleteQueue, locateQueue},
-	{bindingSchema, (*Provider).createBinding, (*Provider).readBinding, (*Provider).updateBinding, (*Provider).deleteBinding, nil},
-	{policySchema, (*Provider).createPolicy, (*Provider).readPolicy, (*Provider).updatePolicy, (*Provider).deletePolicy, locatePolicy},
-	{userSchema, (*Provider).createUser, (*Provider).readUser, (*Provider).updateUser, (*Provider).deleteUser, locateUser},
-	{permissionSchema, (*Provider).createPermission, (*Provider).readPermission, (*Provider).updatePermission, (*Provider).deletePermission, locatePermission},
-}
-
-func handlerOf(resourceType string) (*handler, error) {
-	for i := range handlers {
-		if handlers[i].schema.Type == resourceType {
-			return &handlers[i], nil
-		}
-	}
-	known := make([]string, len(handlers))
-	for i, h := range handlers {
-		known[i] = h.schema.Type
-	}
-	return nil, fmt.Errorf("rabbitmq: unknown resource type %q (known: %s)", resourceType, strings.Join(known, ", "))
-}
+// types lists the provider's types, in the order Info returns them. Every object but a binding is named
+// by its properties, so its ID locates it.
+var types = kit.New(Name,
+	kit.Type[*Provider]{Schema: vhostSchema, ID: locateVhost,
+		Create: (*Provider).createVhost, Read: (*Provider).readVhost, Update: (*Provider).updateVhost, Delete: (*Provider).deleteVhost},
+	kit.Type[*Provider]{Schema: exchangeSchema, ID: locateExchange,
+		Create: (*Provider).createExchange, Read: (*Provider).readExchange, Update: (*Provider).updateExchange, Delete: (*Provider).deleteExchange},
+	kit.Type[*Provider]{Schema: queueSchema, ID: locateQueue,
+		Create: (*Provider).createQueue, Read: (*Provider).readQueue, Update: (*Provider).updateQueue, Delete: (*Provider).deleteQueue},
+	kit.Type[*Provider]{Schema: bindingSchema, Locate: (*Provider).locateBinding,
+		Create: (*Provider).createBinding, Read: (*Provider).readBinding, Update: (*Provider).updateBinding, Delete: (*Provider).deleteBinding},
+	kit.Type[*Provider]{Schema: policySchema, ID: locatePolicy,
+		Create: (*Provider).createPolicy, Read: (*Provider).readPolicy, Update: (*Provider).updatePolicy, Delete: (*Provider).deletePolicy},
+	kit.Type[*Provider]{Schema: userSchema, ID: locateUser,
+		Create: (*Provider).createUser, Read: (*Provider).readUser, Update: (*Provider).updateUser, Delete: (*Provider).deleteUser},
+	kit.Type[*Provider]{Schema: permissionSchema, ID: locatePermission,
+		Create: (*Provider).createPermission, Read: (*Provider).readPermission, Update: (*Provider).updatePermission, Delete: (*Provider).deletePermission},
+)
 
 // Create reads the object first and fails with an error wrapping resource.ErrAlreadyExists when it
 // exists; otherwise it creates it (PUT, or POST for a binding) and returns its physical ID and outputs.
 // The documentation of each Type… constant gives its requests, physical ID and outputs. A missing parent
 // (vhost, user, source or destination) is a *resource.ProviderError that does not wrap ErrNotFound.
 func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return resource.CreateResult{}, err
-	}
-	return h.create(p, ctx, req)
+	return types.Create(ctx, p, req)
 }
 
 // Read returns the live properties (in the shape of the inputs, without write-only ones) and outputs of
@@ -245,31 +221,19 @@ func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (reso
 // applied, only steer the shape: a property the template leaves out is reported only when its live
 // value differs from the default.
 func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return resource.ReadResult{}, err
-	}
-	return h.read(p, ctx, req)
+	return types.Read(ctx, p, req)
 }
 
 // Update changes an object in place. Exchanges, queues and bindings have only create-only properties, so
 // an Update of one with changed properties is an error (the planner replaces them instead).
 func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return resource.UpdateResult{}, err
-	}
-	return h.update(p, ctx, req)
+	return types.Update(ctx, p, req)
 }
 
 // Delete deletes an object. One already gone (404), also through the deletion of its vhost or user, is
 // success.
 func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return err
-	}
-	return h.delete(p, ctx, req)
+	return types.Delete(ctx, p, req)
 }
 
 // Locate returns the physical ID of the object that a create with req.Properties makes, when it exists
@@ -278,21 +242,7 @@ func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error
 // by its properties, and is read with GET; a binding is found among the bindings from its source to its
 // destination by routing key and arguments (GET /api/bindings/{vhost}/e/{source}/{q|e}/{destination}).
 func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return "", err
-	}
-	if req.Type == TypeBinding {
-		return p.locateBinding(ctx, req.Properties)
-	}
-	id, err := h.locate(req.Properties)
-	if err != nil {
-		return "", err
-	}
-	if _, err := h.read(p, ctx, resource.ReadRequest{Type: req.Type, PhysicalID: id, Properties: req.Properties}); err != nil {
-		return "", fmt.Errorf("locate %s %s: %w", req.Type, id, err)
-	}
-	return id, nil
+	return types.Locate(ctx, p, req)
 }
 
 // noUpdate is the Update of a type whose properties are all create-only: nothing to do when nothing
