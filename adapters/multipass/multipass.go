@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -101,12 +102,39 @@ func New(cfg Config) (*Provider, error) {
 // and that it can locate the instance of an interrupted launch (by its name). It is the same for a zero
 // Provider, so the CLI can describe Multipass before it is configured.
 func (p *Provider) Info() resource.ProviderInfo {
-	return resource.ProviderInfo{Name: Name, Schemas: []resource.Schema{instanceSchema},
+	return resource.ProviderInfo{Name: Name, Schemas: types.Schemas(),
 		DefaultConcurrency: DefaultConcurrency, CanLocate: true}
 }
 
-func unknownType(t string) error {
-	return fmt.Errorf("multipass: unknown resource type %q (known: %s)", t, TypeInstance)
+// types is the provider's one type; every property is create-only, so it has no Update.
+var types = kit.New(Name, kit.Type[*Provider]{Schema: instanceSchema,
+	Create: (*Provider).createInstance, Read: (*Provider).readInstance, Delete: (*Provider).deleteInstance, Locate: (*Provider).locateInstance})
+
+// Create launches an instance and waits until it runs (createInstance).
+func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
+	return types.Create(ctx, p, req)
+}
+
+// Read returns an instance's properties and outputs, or an error wrapping resource.ErrNotFound
+// (readInstance).
+func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
+	return types.Read(ctx, p, req)
+}
+
+// Update is never called: every property is create-only, and it answers an error naming req.Changed.
+func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
+	return types.Update(ctx, p, req)
+}
+
+// Delete deletes and purges an instance; one already gone is success (deleteInstance).
+func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
+	return types.Delete(ctx, p, req)
+}
+
+// Locate returns the name of the instance a create with req.Properties launches, or an error wrapping
+// resource.ErrNotFound (locateInstance).
+func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
+	return types.Locate(ctx, p, req)
 }
 
 // instanceProps are an instance's properties as the template writes them.
@@ -215,16 +243,13 @@ func outputs(name, ip string) resource.Properties {
 	return resource.Properties{"name": name, "ipAddress": ip, "sshUser": SSHUser, "crn": resource.CRN(TypeInstance, name)}
 }
 
-// Create launches the instance (`multipass launch`, launchArgs) and waits until it is Running with an
+// createInstance launches the instance (`multipass launch`, launchArgs) and waits until it is Running with an
 // IPv4 address, polling `info` every PollInterval for at most its timeout (DefaultTimeout) from the start
 // of the launch. A name that is taken gives an error wrapping resource.ErrAlreadyExists (an instance
 // deleted but not purged takes its name too). When the launch or the wait failed but the instance exists,
 // the error comes with a result naming it, so that state keeps it for deletion. When ctx ends during the
 // launch, the error wraps resource.ErrOutcomeUnknown: the daemon may go on launching.
-func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	if req.Type != TypeInstance {
-		return resource.CreateResult{}, unknownType(req.Type)
-	}
+func (p *Provider) createInstance(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
 	ip, err := decodeProps(req.Properties)
 	if err != nil {
 		return resource.CreateResult{}, err
@@ -342,15 +367,12 @@ func (p *Provider) info(ctx context.Context, name string) (instanceInfo, error) 
 	return inst, nil
 }
 
-// Read returns the instance's properties and outputs from `multipass info`, or an error wrapping
+// readInstance returns the instance's properties and outputs from `multipass info`, or an error wrapping
 // resource.ErrNotFound when it does not exist or was deleted. Multipass does not report most inputs as
 // they were written (sizes in other units, no image alias, no cloud-init), so the properties are the
 // recorded ones. ipAddress is the live first IPv4 address; an instance without one (stopped) keeps the
 // recorded address.
-func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	if req.Type != TypeInstance {
-		return resource.ReadResult{}, unknownType(req.Type)
-	}
+func (p *Provider) readInstance(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
 	inst, err := p.info(ctx, req.PhysicalID)
 	if err != nil {
 		return resource.ReadResult{}, err
@@ -367,17 +389,9 @@ func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource
 	return resource.ReadResult{Properties: props, Outputs: outputs(req.PhysicalID, addr)}, nil
 }
 
-// Update is never called: every property is create-only.
-func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	return resource.UpdateResult{}, fmt.Errorf("multipass: %s cannot change in place (every property is create-only): %s", TypeInstance, strings.Join(req.Changed, ", "))
-}
-
-// Delete deletes and purges the instance (`multipass delete --purge NAME`). An instance already gone is
+// deleteInstance deletes and purges the instance (`multipass delete --purge NAME`). An instance already gone is
 // success.
-func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	if req.Type != TypeInstance {
-		return unknownType(req.Type)
-	}
+func (p *Provider) deleteInstance(ctx context.Context, req resource.DeleteRequest) error {
 	_, err := p.cli.run(ctx, nil, "delete", "--purge", req.PhysicalID)
 	if errors.Is(err, resource.ErrNotFound) {
 		return nil
@@ -385,14 +399,11 @@ func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error
 	return err
 }
 
-// Locate returns the name of the instance a create with req.Properties launches, when `multipass info`
+// locateInstance returns the name of the instance a create with req.Properties launches, when `multipass info`
 // shows it (not deleted), or an error wrapping resource.ErrNotFound. An instance still starting (the
 // launch was interrupted, the daemon goes on) is waited for, as Create would, so that the outputs read
 // next carry its address; one that does not run within its timeout is returned all the same.
-func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	if req.Type != TypeInstance {
-		return "", unknownType(req.Type)
-	}
+func (p *Provider) locateInstance(ctx context.Context, req resource.CreateRequest) (string, error) {
 	ip, err := decodeProps(req.Properties)
 	if err != nil {
 		return "", err
