@@ -43,49 +43,36 @@ var dataSchema = resource.Schema{
 }
 
 // Provider serves Cdkx::Core::Data. It keeps no state of its own and is safe for concurrent use.
-type Provider struct{}
+type Provider struct {
+	// Dispatch serves Create, Read, Update, Delete and Locate through types.
+	kit.Dispatch[*Provider]
+}
 
 // New returns the provider.
-func New() *Provider { return &Provider{} }
+func New() *Provider {
+	p := &Provider{}
+	p.Dispatch = types.For(p)
+	return p
+}
 
 // Info declares the provider "cdkx" and Cdkx::Core::Data. Its objects live only in state (StateOnly: no
 // pending record, no concurrency slot), and Locate can always tell that an interrupted create made nothing.
-func (*Provider) Info() resource.ProviderInfo {
-	return resource.ProviderInfo{Name: Name, Schemas: types.Schemas(), CanLocate: true, StateOnly: true}
-}
+func (*Provider) Info() resource.ProviderInfo { return types.Info() }
 
-// types is the provider's one type.
-var types = kit.New(Name, kit.Type[*Provider]{Schema: dataSchema,
-	Create: (*Provider).create, Read: (*Provider).read, Update: (*Provider).update, Delete: (*Provider).delete,
-	Locate: (*Provider).locate})
-
-// Create assigns a new random UUID, which is both the physical ID and the id output.
-func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	return types.Create(ctx, p, req)
-}
-
-// Read returns req's properties and outputs as they are: the object exists while state says so. With no
-// outputs (e.g. a read after an interrupted create) they are computed from the properties. An empty
-// physical ID means the object was never created: an error wrapping resource.ErrNotFound.
-func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	return types.Read(ctx, p, req)
-}
-
-// Update publishes the new input as output; the id stays.
-func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	return types.Update(ctx, p, req)
-}
-
-// Delete does nothing: the object disappears with its state.
-func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	return types.Delete(ctx, p, req)
-}
-
-// Locate always answers resource.ErrNotFound: a Cdkx::Core::Data object exists only in state, so a create
-// whose result was never recorded created nothing, and the engine clears it.
-func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	return types.Locate(ctx, p, req)
-}
+// types is the provider's one type; the Provider's Create, Read, Update, Delete and Locate go through it
+// (kit.Dispatch).
+//
+// Create assigns a new random UUID, which is both the physical ID and the id output. Read returns req's
+// properties and outputs as they are: the object exists while state says so. With no outputs (e.g. a
+// read after an interrupted create) they are computed from the properties. An empty physical ID means
+// the object was never created: an error wrapping resource.ErrNotFound. Update publishes the new input as
+// output; the id stays. Delete does nothing: the object disappears with its state. Locate always answers
+// resource.ErrNotFound: a Cdkx::Core::Data object exists only in state, so a create whose result was
+// never recorded created nothing, and the engine clears it.
+var types = kit.New(resource.ProviderInfo{Name: Name, CanLocate: true, StateOnly: true},
+	kit.Type[*Provider]{Schema: dataSchema,
+		Create: (*Provider).create, Read: (*Provider).read, Update: (*Provider).update, Delete: (*Provider).delete,
+		Locate: (*Provider).locate})
 
 func (*Provider) create(_ context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
 	id := uuid.NewString()

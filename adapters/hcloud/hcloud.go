@@ -32,7 +32,6 @@
 package hcloud
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -90,6 +89,8 @@ type Config struct {
 
 // Provider serves the Hetzner types. It is safe for concurrent use; constructing one sends no request.
 type Provider struct {
+	// Dispatch serves Create, Read, Update, Delete and Locate through types.
+	kit.Dispatch[*Provider]
 	c     *client
 	pacer *pacer
 	// credentialsOK is set once Preflight's read was answered: the token is checked once per Provider.
@@ -171,11 +172,18 @@ func New(cfg Config) (*Provider, error) {
 			Error: providerError,
 		},
 	}
+	p.Dispatch = types.For(p)
 	return p, nil
 }
 
 // types lists the provider's types, sorted by name as Info returns them; each is in a file of its own.
-var types = kit.New(Name,
+// The Provider's Create, Read, Update, Delete and Locate go through it (kit.Dispatch): Create, Update and
+// Delete wait for the actions they start; Read returns an object's live properties (in the shape of the
+// inputs) and outputs by its physical ID, or an error wrapping resource.ErrNotFound when it is gone;
+// Update of a type whose properties are all create-only is an error naming them; Delete of an object
+// already gone is success; Locate returns the physical ID of the object a create with req.Properties
+// made, found by its name (or by its parent and key), or an error wrapping resource.ErrNotFound.
+var types = kit.New(resource.ProviderInfo{Name: Name, DefaultConcurrency: DefaultConcurrency, CanLocate: true},
 	loadBalancerKind(),
 	loadBalancerServiceKind(),
 	loadBalancerTargetKind(),
@@ -216,34 +224,4 @@ func hetzner(k kit.Type[*Provider], ids ...string) kit.Type[*Provider] {
 
 // Info declares the provider "hetzner", its types (sorted by name), DefaultConcurrency and that it can
 // locate the object of an interrupted create. It is the same for a zero Provider.
-func (p *Provider) Info() resource.ProviderInfo {
-	return resource.ProviderInfo{Name: Name, Schemas: types.Schemas(), DefaultConcurrency: DefaultConcurrency, CanLocate: true}
-}
-
-// Create creates one object and waits for the actions it starts.
-func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	return types.Create(ctx, p, req)
-}
-
-// Read returns an object's live properties (in the shape of the inputs) and outputs, by its physical ID,
-// or an error wrapping resource.ErrNotFound when it is gone.
-func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	return types.Read(ctx, p, req)
-}
-
-// Update changes an object in place and waits for the actions it starts; a type whose properties are all
-// create-only answers an error naming req.Changed.
-func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	return types.Update(ctx, p, req)
-}
-
-// Delete deletes an object and waits for the actions it starts; one already gone is success.
-func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	return types.Delete(ctx, p, req)
-}
-
-// Locate returns the physical ID of the object a create with req.Properties made, found by its name (or
-// by its parent and key), or an error wrapping resource.ErrNotFound.
-func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	return types.Locate(ctx, p, req)
-}
+func (p *Provider) Info() resource.ProviderInfo { return types.Info() }

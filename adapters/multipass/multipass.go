@@ -69,6 +69,8 @@ type Config struct {
 // Provider serves Multipass::Compute::Instance. It is safe for concurrent use. Constructing one runs
 // nothing, so a CLI can build it only when an assembly needs it.
 type Provider struct {
+	// Dispatch serves Create, Read, Update, Delete and Locate through types.
+	kit.Dispatch[*Provider]
 	cli  runner
 	poll time.Duration
 	// versionOK is set once `multipass version` showed a daemon that answers.
@@ -95,47 +97,23 @@ func New(cfg Config) (*Provider, error) {
 	if poll <= 0 {
 		poll = DefaultPollInterval
 	}
-	return &Provider{cli: runner{bin: bin, exec: run}, poll: poll}, nil
+	p := &Provider{cli: runner{bin: bin, exec: run}, poll: poll}
+	p.Dispatch = types.For(p)
+	return p, nil
 }
 
 // Info declares the provider "multipass", its type, a default limit of DefaultConcurrency calls at once,
 // and that it can locate the instance of an interrupted launch (by its name). It is the same for a zero
 // Provider, so the CLI can describe Multipass before it is configured.
-func (p *Provider) Info() resource.ProviderInfo {
-	return resource.ProviderInfo{Name: Name, Schemas: types.Schemas(),
-		DefaultConcurrency: DefaultConcurrency, CanLocate: true}
-}
+func (p *Provider) Info() resource.ProviderInfo { return types.Info() }
 
-// types is the provider's one type; every property is create-only, so it has no Update.
-var types = kit.New(Name, kit.Type[*Provider]{Schema: instanceSchema,
-	Create: (*Provider).createInstance, Read: (*Provider).readInstance, Delete: (*Provider).deleteInstance, Locate: (*Provider).locateInstance})
-
-// Create launches an instance and waits until it runs (createInstance).
-func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	return types.Create(ctx, p, req)
-}
-
-// Read returns an instance's properties and outputs, or an error wrapping resource.ErrNotFound
-// (readInstance).
-func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	return types.Read(ctx, p, req)
-}
-
-// Update is never called: every property is create-only, and it answers an error naming req.Changed.
-func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	return types.Update(ctx, p, req)
-}
-
-// Delete deletes and purges an instance; one already gone is success (deleteInstance).
-func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	return types.Delete(ctx, p, req)
-}
-
-// Locate returns the name of the instance a create with req.Properties launches, or an error wrapping
-// resource.ErrNotFound (locateInstance).
-func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	return types.Locate(ctx, p, req)
-}
+// types is the provider's one type; the Provider's Create (createInstance), Read (readInstance), Delete
+// (deleteInstance) and Locate (locateInstance) go through it (kit.Dispatch). Every property is
+// create-only, so Update is never called, and answers an error naming the changed properties.
+var types = kit.New(resource.ProviderInfo{Name: Name, DefaultConcurrency: DefaultConcurrency, CanLocate: true},
+	kit.Type[*Provider]{Schema: instanceSchema,
+		Create: (*Provider).createInstance, Read: (*Provider).readInstance, Delete: (*Provider).deleteInstance,
+		Locate: (*Provider).locateInstance})
 
 // instanceProps are an instance's properties as the template writes them.
 type instanceProps struct {

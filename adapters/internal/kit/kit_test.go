@@ -64,7 +64,7 @@ func nameID(props resource.Properties) (string, error) {
 // table has three types: Z with every call, A named by its inputs and without Update, M that cannot
 // locate.
 func table() *kit.Table[*fake] {
-	return kit.New("fake",
+	return kit.New(resource.ProviderInfo{Name: "fake", CanLocate: true},
 		kit.Type[*fake]{Schema: resource.Schema{Type: "Fake::Z"}, Create: (*fake).create, Read: (*fake).read,
 			Update: (*fake).update, Delete: (*fake).delete, Locate: (*fake).locate},
 		kit.Type[*fake]{Schema: resource.Schema{Type: "Fake::A"}, Create: (*fake).create, Read: (*fake).read,
@@ -74,13 +74,26 @@ func table() *kit.Table[*fake] {
 	)
 }
 
-func TestSchemasKeepTheTableOrder(t *testing.T) {
+func TestInfoListsTheSchemasInTheTableOrder(t *testing.T) {
+	info := table().Info()
 	var got []string
-	for _, s := range table().Schemas() {
+	for _, s := range info.Schemas {
 		got = append(got, s.Type)
 	}
 	if diff := cmp.Diff([]string{"Fake::Z", "Fake::A", "Fake::M"}, got); diff != "" {
-		t.Errorf("Schemas (-want +got):\n%s", diff)
+		t.Errorf("Info().Schemas (-want +got):\n%s", diff)
+	}
+	if info.Name != "fake" || !info.CanLocate {
+		t.Errorf("Info() = %+v, want the declared name and CanLocate", info)
+	}
+}
+
+func TestZeroDispatchSaysSo(t *testing.T) {
+	var d kit.Dispatch[*fake]
+	_, err := d.Create(context.Background(), resource.CreateRequest{Type: "Fake::Z"})
+	const want = "*kit_test.fake was not made by its constructor (New)"
+	if err == nil || err.Error() != want {
+		t.Errorf("Create error = %v, want %s", err, want)
 	}
 }
 
@@ -88,11 +101,11 @@ func TestUnknownTypeListsTheKnownOnes(t *testing.T) {
 	const want = `fake: unknown resource type "Fake::X" (known: Fake::Z, Fake::A, Fake::M)`
 	tab, f, ctx := table(), &fake{}, context.Background()
 	errs := map[string]error{}
-	_, errs["Create"] = tab.Create(ctx, f, resource.CreateRequest{Type: "Fake::X"})
-	_, errs["Read"] = tab.Read(ctx, f, resource.ReadRequest{Type: "Fake::X"})
-	_, errs["Update"] = tab.Update(ctx, f, resource.UpdateRequest{Type: "Fake::X"})
-	errs["Delete"] = tab.Delete(ctx, f, resource.DeleteRequest{Type: "Fake::X"})
-	_, errs["Locate"] = tab.Locate(ctx, f, resource.CreateRequest{Type: "Fake::X"})
+	_, errs["Create"] = tab.For(f).Create(ctx, resource.CreateRequest{Type: "Fake::X"})
+	_, errs["Read"] = tab.For(f).Read(ctx, resource.ReadRequest{Type: "Fake::X"})
+	_, errs["Update"] = tab.For(f).Update(ctx, resource.UpdateRequest{Type: "Fake::X"})
+	errs["Delete"] = tab.For(f).Delete(ctx, resource.DeleteRequest{Type: "Fake::X"})
+	_, errs["Locate"] = tab.For(f).Locate(ctx, resource.CreateRequest{Type: "Fake::X"})
 	for call, err := range errs {
 		if err == nil || err.Error() != want {
 			t.Errorf("%s error = %v, want %s", call, err, want)
@@ -106,11 +119,11 @@ func TestUnknownTypeListsTheKnownOnes(t *testing.T) {
 func TestCallsRouteByType(t *testing.T) {
 	tab, f, ctx := table(), &fake{objects: map[string]bool{"x": true}}, context.Background()
 	for _, err := range []error{
-		second(tab.Create(ctx, f, resource.CreateRequest{Type: "Fake::A"})),
-		second(tab.Read(ctx, f, resource.ReadRequest{Type: "Fake::M", PhysicalID: "x"})),
-		second(tab.Update(ctx, f, resource.UpdateRequest{Type: "Fake::Z"})),
-		tab.Delete(ctx, f, resource.DeleteRequest{Type: "Fake::Z", PhysicalID: "x"}),
-		second(tab.Locate(ctx, f, resource.CreateRequest{Type: "Fake::Z"})),
+		second(tab.For(f).Create(ctx, resource.CreateRequest{Type: "Fake::A"})),
+		second(tab.For(f).Read(ctx, resource.ReadRequest{Type: "Fake::M", PhysicalID: "x"})),
+		second(tab.For(f).Update(ctx, resource.UpdateRequest{Type: "Fake::Z"})),
+		tab.For(f).Delete(ctx, resource.DeleteRequest{Type: "Fake::Z", PhysicalID: "x"}),
+		second(tab.For(f).Locate(ctx, resource.CreateRequest{Type: "Fake::Z"})),
 	} {
 		if err != nil {
 			t.Fatal(err)
@@ -126,7 +139,7 @@ func second[T any](_ T, err error) error { return err }
 
 func TestUpdateWithoutUpdateNamesTheChange(t *testing.T) {
 	f := &fake{}
-	_, err := table().Update(context.Background(), f, resource.UpdateRequest{Type: "Fake::A", Changed: []string{"size", "zone"}})
+	_, err := table().For(f).Update(context.Background(), resource.UpdateRequest{Type: "Fake::A", Changed: []string{"size", "zone"}})
 	const want = "fake: Fake::A cannot change in place (changed: size, zone); every property is create-only"
 	if err == nil || err.Error() != want {
 		t.Errorf("Update error = %v, want %s", err, want)
@@ -135,10 +148,10 @@ func TestUpdateWithoutUpdateNamesTheChange(t *testing.T) {
 
 func TestDeleteOfAnObjectGoneIsSuccess(t *testing.T) {
 	tab, f, ctx := table(), &fake{objects: map[string]bool{"stuck": true}}, context.Background()
-	if err := tab.Delete(ctx, f, resource.DeleteRequest{Type: "Fake::Z", PhysicalID: "gone"}); err != nil {
+	if err := tab.For(f).Delete(ctx, resource.DeleteRequest{Type: "Fake::Z", PhysicalID: "gone"}); err != nil {
 		t.Errorf("Delete of a gone object = %v, want nil", err)
 	}
-	if err := tab.Delete(ctx, f, resource.DeleteRequest{Type: "Fake::Z", PhysicalID: "stuck"}); err == nil || err.Error() != "fake: stuck" {
+	if err := tab.For(f).Delete(ctx, resource.DeleteRequest{Type: "Fake::Z", PhysicalID: "stuck"}); err == nil || err.Error() != "fake: stuck" {
 		t.Errorf("Delete of a stuck object = %v, want fake: stuck", err)
 	}
 }
@@ -160,7 +173,7 @@ func TestLocate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fake{objects: map[string]bool{"x": true}}
-			got, err := table().Locate(context.Background(), f, resource.CreateRequest{Type: tt.typ, Properties: tt.props})
+			got, err := table().For(f).Locate(context.Background(), resource.CreateRequest{Type: tt.typ, Properties: tt.props})
 			switch {
 			case tt.wantErr != nil:
 				if !errors.Is(err, tt.wantErr) || got != "" {
@@ -178,7 +191,7 @@ func TestLocate(t *testing.T) {
 }
 
 func TestLocateByIDSaysWhatItLookedFor(t *testing.T) {
-	_, err := table().Locate(context.Background(), &fake{}, resource.CreateRequest{Type: "Fake::A", Properties: resource.Properties{"name": "y"}})
+	_, err := table().For(&fake{}).Locate(context.Background(), resource.CreateRequest{Type: "Fake::A", Properties: resource.Properties{"name": "y"}})
 	const want = "locate Fake::A y: fake: y: object not found"
 	if err == nil || err.Error() != want {
 		t.Errorf("Locate error = %v, want %s", err, want)
@@ -206,7 +219,7 @@ func TestNewRefusesABrokenTable(t *testing.T) {
 					t.Errorf("New panicked with %v, want %q", got, tt.want)
 				}
 			}()
-			kit.New("fake", tt.types...)
+			kit.New(resource.ProviderInfo{Name: "fake"}, tt.types...)
 		})
 	}
 }
