@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -42,33 +43,43 @@ var dataSchema = resource.Schema{
 }
 
 // Provider serves Cdkx::Core::Data. It keeps no state of its own and is safe for concurrent use.
-type Provider struct{}
+type Provider struct {
+	// Dispatch serves Create, Read, Update, Delete and Locate through types.
+	kit.Dispatch[*Provider]
+}
 
 // New returns the provider.
-func New() *Provider { return &Provider{} }
+func New() *Provider {
+	p := &Provider{}
+	p.Dispatch = types.For(p)
+	return p
+}
 
 // Info declares the provider "cdkx" and Cdkx::Core::Data. Its objects live only in state (StateOnly: no
 // pending record, no concurrency slot), and Locate can always tell that an interrupted create made nothing.
-func (*Provider) Info() resource.ProviderInfo {
-	return resource.ProviderInfo{Name: Name, Schemas: []resource.Schema{dataSchema}, CanLocate: true, StateOnly: true}
-}
+func (*Provider) Info() resource.ProviderInfo { return types.Info() }
 
-// Create assigns a new random UUID, which is both the physical ID and the id output.
-func (*Provider) Create(_ context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	if err := checkType(req.Type); err != nil {
-		return resource.CreateResult{}, err
-	}
+// types is the provider's one type; the Provider's Create, Read, Update, Delete and Locate go through it
+// (kit.Dispatch).
+//
+// Create assigns a new random UUID, which is both the physical ID and the id output. Read returns req's
+// properties and outputs as they are: the object exists while state says so. With no outputs (e.g. a
+// read after an interrupted create) they are computed from the properties. An empty physical ID means
+// the object was never created: an error wrapping resource.ErrNotFound. Update publishes the new input as
+// output; the id stays. Delete does nothing: the object disappears with its state. Locate always answers
+// resource.ErrNotFound: a Cdkx::Core::Data object exists only in state, so a create whose result was
+// never recorded created nothing, and the engine clears it.
+var types = kit.New(resource.ProviderInfo{Name: Name, CanLocate: true, StateOnly: true},
+	kit.Type[*Provider]{Schema: dataSchema,
+		Create: (*Provider).create, Read: (*Provider).read, Update: (*Provider).update, Delete: (*Provider).delete,
+		Locate: (*Provider).locate})
+
+func (*Provider) create(_ context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
 	id := uuid.NewString()
 	return resource.CreateResult{PhysicalID: id, Outputs: outputs(id, req.Properties)}, nil
 }
 
-// Read returns req's properties and outputs as they are: the object exists while state says so. With no
-// outputs (e.g. a read after an interrupted create) they are computed from the properties. An empty
-// physical ID means the object was never created: an error wrapping resource.ErrNotFound.
-func (*Provider) Read(_ context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	if err := checkType(req.Type); err != nil {
-		return resource.ReadResult{}, err
-	}
+func (*Provider) read(_ context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
 	if req.PhysicalID == "" {
 		return resource.ReadResult{}, fmt.Errorf("cdkx: %s without an id: %w", TypeData, resource.ErrNotFound)
 	}
@@ -79,34 +90,18 @@ func (*Provider) Read(_ context.Context, req resource.ReadRequest) (resource.Rea
 	return resource.ReadResult{Properties: req.Properties, Outputs: out}, nil
 }
 
-// Update publishes the new input as output; the id stays.
-func (*Provider) Update(_ context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	if err := checkType(req.Type); err != nil {
-		return resource.UpdateResult{}, err
-	}
+func (*Provider) update(_ context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
 	return resource.UpdateResult{Outputs: outputs(req.PhysicalID, req.New)}, nil
 }
 
-// Delete does nothing: the object disappears with its state.
-func (*Provider) Delete(_ context.Context, req resource.DeleteRequest) error {
-	return checkType(req.Type)
+func (*Provider) delete(context.Context, resource.DeleteRequest) error { return nil }
+
+func (*Provider) locate(_ context.Context, req resource.CreateRequest) (string, error) {
+	return "", fmt.Errorf("%s %s: %w", req.Type, req.LogicalID, resource.ErrNotFound)
 }
 
 func outputs(id string, props resource.Properties) resource.Properties {
 	return resource.Properties{"output": resource.Clone(props["input"]), "id": id}
-}
-
-func checkType(t string) error {
-	if t != TypeData {
-		return fmt.Errorf("cdkx: unknown resource type %q (known: %s)", t, TypeData)
-	}
-	return nil
-}
-
-// Locate always answers resource.ErrNotFound: a Cdkx::Core::Data object exists only in state, so a create
-// whose result was never recorded created nothing, and the engine clears it.
-func (*Provider) Locate(_ context.Context, req resource.CreateRequest) (string, error) {
-	return "", fmt.Errorf("%s %s: %w", req.Type, req.LogicalID, resource.ErrNotFound)
 }
 
 // Preflight has nothing to check: Cdkx::Core::Data needs no credentials and calls no API.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -28,9 +29,10 @@ import (
 // PUT /certificates/{id} {name, labels}; delete DELETE /certificates/{id}; locate GET /certificates?name=.
 const TypeCertificate = "Hetzner::Security::Certificate"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// certificateKind is Hetzner::Security::Certificate, for the provider's table (hcloud.go).
+func certificateKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeCertificate,
 			Description: "A TLS certificate (POST /certificates)",
 			Properties: map[string]resource.PropertySchema{
@@ -47,11 +49,11 @@ func init() {
 			Identity:            []string{"name"},
 			Check:               checkCertificate,
 		},
-		create: (*Provider).createCertificate,
-		read:   (*Provider).readCertificate,
-		update: (*Provider).updateCertificate,
-		delete: (*Provider).deleteCertificate,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createCertificate,
+		Read:   (*Provider).readCertificate,
+		Update: (*Provider).updateCertificate,
+		Delete: (*Provider).deleteCertificate,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			return p.locateByName(ctx, "certificates", req.Properties)
 		},
 	})
@@ -59,7 +61,7 @@ func init() {
 
 func checkCertificate(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	typ, _ := props["type"].(string)
-	if unknownValue(unknown, props["type"]) {
+	if kit.IsUnknown(props["type"], unknown) {
 		return nil
 	}
 	var errs []resource.FieldError
@@ -70,7 +72,7 @@ func checkCertificate(props resource.Properties, unknown resource.IsUnknownFunc)
 		for _, k := range []string{"certificate", "privateKey"} {
 			if !has(k) {
 				bad(k, "is required for an uploaded certificate (a PEM block)")
-			} else if s, ok := props[k].(string); ok && !unknownValue(unknown, props[k]) && !strings.Contains(s, "-----BEGIN ") {
+			} else if s, ok := props[k].(string); ok && !kit.IsUnknown(props[k], unknown) && !strings.Contains(s, "-----BEGIN ") {
 				bad(k, "is not PEM (-----BEGIN …-----); Hetzner rejects it")
 			}
 		}

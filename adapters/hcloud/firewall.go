@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -20,9 +21,10 @@ import (
 // still applied: its attachments, which depend on it, are deleted first); locate GET /firewalls?name=.
 const TypeFirewall = "Hetzner::Security::Firewall"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// firewallKind is Hetzner::Security::Firewall, for the provider's table (hcloud.go).
+func firewallKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeFirewall,
 			Description: "A firewall; its rules and targets are FirewallRules and FirewallAttachment (POST /firewalls)",
 			Properties: map[string]resource.PropertySchema{
@@ -39,11 +41,11 @@ func init() {
 			Identity:            []string{"name"},
 			Check:               checkFirewall,
 		},
-		create: (*Provider).createFirewall,
-		read:   (*Provider).readFirewall,
-		update: (*Provider).updateFirewall,
-		delete: (*Provider).deleteFirewall,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createFirewall,
+		Read:   (*Provider).readFirewall,
+		Update: (*Provider).updateFirewall,
+		Delete: (*Provider).deleteFirewall,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			return p.locateByName(ctx, "firewalls", req.Properties)
 		},
 	})

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -24,9 +25,10 @@ import (
 // Changes run one at a time per firewall.
 const TypeFirewallAttachment = "Hetzner::Security::FirewallAttachment"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// firewallAttachmentKind is Hetzner::Security::FirewallAttachment, for the provider's table (hcloud.go).
+func firewallAttachmentKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeFirewallAttachment,
 			Description: "Applies a firewall to a server or a label selector (POST /firewalls/{id}/actions/apply_to_resources)",
 			Properties: map[string]resource.PropertySchema{
@@ -42,12 +44,11 @@ func init() {
 			Serialize:           []resource.SerialKey{{Group: "firewall", Property: "firewallId"}},
 			Check:               checkFirewallAttachment,
 		},
-		ids:    []string{"firewallId", "serverId"},
-		create: (*Provider).createFirewallAttachment,
-		read:   (*Provider).readFirewallAttachment,
-		delete: (*Provider).deleteFirewallAttachment,
-		locate: (*Provider).locateFirewallAttachment,
-	})
+		Create: (*Provider).createFirewallAttachment,
+		Read:   (*Provider).readFirewallAttachment,
+		Delete: (*Provider).deleteFirewallAttachment,
+		Locate: (*Provider).locateFirewallAttachment,
+	}, "firewallId", "serverId")
 }
 
 func checkFirewallAttachment(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
@@ -58,7 +59,7 @@ func checkFirewallAttachment(props resource.Properties, unknown resource.IsUnkno
 	case !server && !selector:
 		return []resource.FieldError{{Path: "serverId", Message: "give serverId (one server) or labelSelector (the servers with matching labels)"}}
 	}
-	if s, ok := props["labelSelector"].(string); ok && !unknownValue(unknown, props["labelSelector"]) && strings.TrimSpace(s) == "" {
+	if s, ok := props["labelSelector"].(string); ok && !kit.IsUnknown(props["labelSelector"], unknown) && strings.TrimSpace(s) == "" {
 		return []resource.FieldError{{Path: "labelSelector", Message: "is empty; give a label selector such as role=web"}}
 	}
 	return nil

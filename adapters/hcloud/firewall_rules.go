@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -40,9 +41,10 @@ var (
 	ruleKeys       = []string{"description", "destinationIps", "direction", "port", "protocol", "sourceIps"}
 )
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// firewallRulesKind is Hetzner::Security::FirewallRules, for the provider's table (hcloud.go).
+func firewallRulesKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeFirewallRules,
 			Description: "The rules of a firewall, the whole list (POST /firewalls/{id}/actions/set_rules)",
 			Properties: map[string]resource.PropertySchema{
@@ -56,18 +58,17 @@ func init() {
 			Serialize:     []resource.SerialKey{{Group: "firewall", Property: "firewallId"}},
 			Check:         checkFirewallRules,
 		},
-		ids:    []string{"firewallId"},
-		create: (*Provider).createFirewallRules,
-		read:   (*Provider).readFirewallRules,
-		update: (*Provider).updateFirewallRules,
-		delete: (*Provider).deleteFirewallRules,
-		locate: (*Provider).locateFirewallRules,
-	})
+		Create: (*Provider).createFirewallRules,
+		Read:   (*Provider).readFirewallRules,
+		Update: (*Provider).updateFirewallRules,
+		Delete: (*Provider).deleteFirewallRules,
+		Locate: (*Provider).locateFirewallRules,
+	}, "firewallId")
 }
 
 func checkFirewallRules(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	rules, ok := props["rules"].([]any)
-	if !ok || unknownValue(unknown, props["rules"]) {
+	if !ok || kit.IsUnknown(props["rules"], unknown) {
 		return nil
 	}
 	var errs []resource.FieldError
@@ -76,7 +77,7 @@ func checkFirewallRules(props resource.Properties, unknown resource.IsUnknownFun
 	}
 	for i, r := range rules {
 		rule, ok := r.(map[string]any)
-		if !ok || unknownValue(unknown, r) {
+		if !ok || kit.IsUnknown(r, unknown) {
 			continue
 		}
 		errs = append(errs, checkRule(fmt.Sprintf("rules[%d]", i), rule, unknown)...)
@@ -90,7 +91,7 @@ func checkRule(path string, rule map[string]any, unknown resource.IsUnknownFunc)
 	bad := func(key, msg string) { errs = append(errs, resource.FieldError{Path: path + "." + key, Message: msg}) }
 	known := func(key string) (any, bool) {
 		v, ok := rule[key]
-		return v, ok && v != nil && !unknownValue(unknown, v)
+		return v, ok && v != nil && !kit.IsUnknown(v, unknown)
 	}
 	for k := range rule {
 		if !slices.Contains(ruleKeys, k) {
@@ -103,7 +104,7 @@ func checkRule(path string, rule map[string]any, unknown resource.IsUnknownFunc)
 			bad(key, fmt.Sprintf("required: one of %s", strings.Join(values, ", ")))
 			return ""
 		}
-		if unknownValue(unknown, v) {
+		if kit.IsUnknown(v, unknown) {
 			return ""
 		}
 		s, _ := v.(string)
@@ -129,7 +130,7 @@ func checkRule(path string, rule map[string]any, unknown resource.IsUnknownFunc)
 			bad(key, fmt.Sprintf("has %d CIDRs; Hetzner allows at most %d per rule: split the rule", len(list), maxRuleCIDRs))
 		}
 		for j, e := range list {
-			if unknownValue(unknown, e) {
+			if kit.IsUnknown(e, unknown) {
 				continue
 			}
 			if msg := ruleCIDRProblem(e); msg != "" {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -31,9 +32,10 @@ const TypeFloatingIP = "Hetzner::Networking::FloatingIp"
 // ipLocations are the locations of Floating and Primary IPs.
 var ipLocations = []string{"fsn1", "nbg1", "hel1", "ash", "hil", "sin"}
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// floatingIPKind is Hetzner::Networking::FloatingIp, for the provider's table (hcloud.go).
+func floatingIPKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeFloatingIP,
 			Description: "A Floating IP (POST /floating_ips); assign it with a FloatingIpAssignment",
 			Properties: map[string]resource.PropertySchema{
@@ -51,18 +53,17 @@ func init() {
 			Identity:            []string{"name"},
 			Check:               checkFloatingIP,
 		},
-		ids:    []string{"serverId"},
-		create: (*Provider).createFloatingIP,
-		read:   (*Provider).readFloatingIP,
-		update: (*Provider).updateFloatingIP,
-		delete: (*Provider).deleteFloatingIP,
-		locate: (*Provider).locateFloatingIP,
-	})
+		Create: (*Provider).createFloatingIP,
+		Read:   (*Provider).readFloatingIP,
+		Update: (*Provider).updateFloatingIP,
+		Delete: (*Provider).deleteFloatingIP,
+		Locate: (*Provider).locateFloatingIP,
+	}, "serverId")
 }
 
 func checkFloatingIP(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	v := props["description"]
-	if _, ok := v.(string); ok || v == nil || unknownValue(unknown, v) {
+	if _, ok := v.(string); ok || v == nil || kit.IsUnknown(v, unknown) {
 		return nil
 	}
 	return []resource.FieldError{{Path: "description", Message: fmt.Sprintf("must be a string or null, got %s", describeValue(v))}}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -21,9 +22,10 @@ import (
 // run one at a time per Floating IP and per server.
 const TypeFloatingIPAssignment = "Hetzner::Networking::FloatingIpAssignment"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// floatingIPAssignmentKind is Hetzner::Networking::FloatingIpAssignment, for the provider's table (hcloud.go).
+func floatingIPAssignmentKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeFloatingIPAssignment,
 			Description: "Assigns a Floating IP to a server (POST /floating_ips/{id}/actions/assign)",
 			Properties: map[string]resource.PropertySchema{
@@ -34,13 +36,12 @@ func init() {
 			StableOutputs: []string{"floatingIpId"},
 			Serialize:     []resource.SerialKey{{Group: "floating-ip", Property: "floatingIpId"}, {Group: "server", Property: "serverId"}},
 		},
-		ids:    []string{"floatingIpId", "serverId"},
-		create: (*Provider).createFloatingIPAssignment,
-		read:   (*Provider).readFloatingIPAssignment,
-		update: (*Provider).updateFloatingIPAssignment,
-		delete: (*Provider).deleteFloatingIPAssignment,
-		locate: (*Provider).locateFloatingIPAssignment,
-	})
+		Create: (*Provider).createFloatingIPAssignment,
+		Read:   (*Provider).readFloatingIPAssignment,
+		Update: (*Provider).updateFloatingIPAssignment,
+		Delete: (*Provider).deleteFloatingIPAssignment,
+		Locate: (*Provider).locateFloatingIPAssignment,
+	}, "floatingIpId", "serverId")
 }
 
 func floatingIPAssignmentOutputs(ipID, serverID int64) resource.Properties {

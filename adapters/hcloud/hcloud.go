@@ -32,17 +32,15 @@
 package hcloud
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -91,6 +89,8 @@ type Config struct {
 
 // Provider serves the Hetzner types. It is safe for concurrent use; constructing one sends no request.
 type Provider struct {
+	// Dispatch serves Create, Read, Update, Delete and Locate through types.
+	kit.Dispatch[*Provider]
 	c     *client
 	pacer *pacer
 	// credentialsOK is set once Preflight's read was answered: the token is checked once per Provider.
@@ -172,34 +172,46 @@ func New(cfg Config) (*Provider, error) {
 			Error: providerError,
 		},
 	}
+	p.Dispatch = types.For(p)
 	return p, nil
 }
 
-// kind is what one resource type implements. Each function receives the provider, so that the type
-// files can name them as method expressions.
-type kind struct {
-	schema resource.Schema
-	// ids lists the properties that hold Hetzner IDs: JSON integers, integer strings accepted ("42").
-	ids    []string
-	create func(*Provider, context.Context, resource.CreateRequest) (resource.CreateResult, error)
-	read   func(*Provider, context.Context, resource.ReadRequest) (resource.ReadResult, error)
-	update func(*Provider, context.Context, resource.UpdateRequest) (resource.UpdateResult, error)
-	delete func(*Provider, context.Context, resource.DeleteRequest) error
-	// locate finds the object a create with these properties made, by name or by parent and key; it
-	// returns its physical ID or an error wrapping resource.ErrNotFound.
-	locate func(*Provider, context.Context, resource.CreateRequest) (string, error)
-}
+// types lists the provider's types, sorted by name as Info returns them; each is in a file of its own.
+// The Provider's Create, Read, Update, Delete and Locate go through it (kit.Dispatch): Create, Update and
+// Delete wait for the actions they start; Read returns an object's live properties (in the shape of the
+// inputs) and outputs by its physical ID, or an error wrapping resource.ErrNotFound when it is gone;
+// Update of a type whose properties are all create-only is an error naming them; Delete of an object
+// already gone is success; Locate returns the physical ID of the object a create with req.Properties
+// made, found by its name (or by its parent and key), or an error wrapping resource.ErrNotFound.
+var types = kit.New(resource.ProviderInfo{Name: Name, DefaultConcurrency: DefaultConcurrency, CanLocate: true},
+	loadBalancerKind(),
+	loadBalancerServiceKind(),
+	loadBalancerTargetKind(),
+	networkAttachmentKind(),
+	placementGroupKind(),
+	serverKind(),
+	floatingIPKind(),
+	floatingIPAssignmentKind(),
+	networkKind(),
+	primaryIPKind(),
+	primaryIPAssignmentKind(),
+	routeKind(),
+	subnetKind(),
+	certificateKind(),
+	firewallKind(),
+	firewallAttachmentKind(),
+	firewallRulesKind(),
+	sshKeyKind(),
+	volumeKind(),
+	volumeAttachmentKind(),
+)
 
-// kinds holds every type, by type name; each type file registers its kind in an init function.
-var kinds = map[string]*kind{}
-
-func register(k *kind) {
-	if _, dup := kinds[k.schema.Type]; dup {
-		panic("hcloud: type registered twice: " + k.schema.Type)
-	}
-	check := k.schema.Check
-	ids := k.ids
-	k.schema.Check = func(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
+// hetzner completes the check of a type's schema with the rules every Hetzner type shares: the
+// properties named in ids hold Hetzner IDs (JSON integers, integer strings accepted: "42"), and labels
+// are Hetzner labels.
+func hetzner(k kit.Type[*Provider], ids ...string) kit.Type[*Provider] {
+	check := k.Schema.Check
+	k.Schema.Check = func(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 		errs := checkIDs(props, unknown, ids)
 		errs = append(errs, checkLabels(props, unknown)...)
 		if check != nil {
@@ -207,83 +219,9 @@ func register(k *kind) {
 		}
 		return errs
 	}
-	kinds[k.schema.Type] = k
-}
-
-func kindOf(resourceType string) (*kind, error) {
-	if k, ok := kinds[resourceType]; ok {
-		return k, nil
-	}
-	known := make([]string, 0, len(kinds))
-	for t := range kinds {
-		known = append(known, t)
-	}
-	sort.Strings(known)
-	return nil, fmt.Errorf("%s: unknown resource type %q (known: %s)", Name, resourceType, strings.Join(known, ", "))
+	return k
 }
 
 // Info declares the provider "hetzner", its types (sorted by name), DefaultConcurrency and that it can
 // locate the object of an interrupted create. It is the same for a zero Provider.
-func (p *Provider) Info() resource.ProviderInfo {
-	schemas := make([]resource.Schema, 0, len(kinds))
-	for _, k := range kinds {
-		schemas = append(schemas, k.schema)
-	}
-	sort.Slice(schemas, func(i, j int) bool { return schemas[i].Type < schemas[j].Type })
-	return resource.ProviderInfo{Name: Name, Schemas: schemas, DefaultConcurrency: DefaultConcurrency, CanLocate: true}
-}
-
-// Create creates one object and waits for the actions it starts.
-func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	k, err := kindOf(req.Type)
-	if err != nil {
-		return resource.CreateResult{}, err
-	}
-	return k.create(p, ctx, req)
-}
-
-// Read returns an object's live properties (in the shape of the inputs) and outputs, by its physical ID,
-// or an error wrapping resource.ErrNotFound when it is gone.
-func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	k, err := kindOf(req.Type)
-	if err != nil {
-		return resource.ReadResult{}, err
-	}
-	return k.read(p, ctx, req)
-}
-
-// Update changes an object in place and waits for the actions it starts.
-func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	k, err := kindOf(req.Type)
-	if err != nil {
-		return resource.UpdateResult{}, err
-	}
-	if k.update == nil {
-		return resource.UpdateResult{}, fmt.Errorf("%s: %s cannot change in place (changed: %s); every property is create-only",
-			Name, req.Type, strings.Join(req.Changed, ", "))
-	}
-	return k.update(p, ctx, req)
-}
-
-// Delete deletes an object and waits for the actions it starts; one already gone is success.
-func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	k, err := kindOf(req.Type)
-	if err != nil {
-		return err
-	}
-	err = k.delete(p, ctx, req)
-	if errors.Is(err, resource.ErrNotFound) {
-		return nil
-	}
-	return err
-}
-
-// Locate returns the physical ID of the object a create with req.Properties made, found by its name (or
-// by its parent and key), or an error wrapping resource.ErrNotFound.
-func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	k, err := kindOf(req.Type)
-	if err != nil {
-		return "", err
-	}
-	return k.locate(p, ctx, req)
-}
+func (p *Provider) Info() resource.ProviderInfo { return types.Info() }

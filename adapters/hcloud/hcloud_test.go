@@ -56,3 +56,17 @@ func TestEndpointRefused(t *testing.T) {
 		t.Errorf("Read error = %v, want %q wrapping ECONNREFUSED", err, want)
 	}
 }
+
+// TestInfoSchemasSorted: Info lists the types sorted by name, as its documentation says (the table in
+// hcloud.go is written in that order).
+func TestInfoSchemasSorted(t *testing.T) {
+	schemas := (&hcloud.Provider{}).Info().Schemas
+	if len(schemas) != 20 {
+		t.Errorf("Info lists %d types, want 20", len(schemas))
+	}
+	for i := 1; i < len(schemas); i++ {
+		if schemas[i-1].Type >= schemas[i].Type {
+			t.Errorf("Schemas[%d] %s is not before Schemas[%d] %s", i-1, schemas[i-1].Type, i, schemas[i].Type)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -41,9 +42,10 @@ var networkZones = []string{"eu-central", "us-east", "us-west", "ap-southeast"}
 // lbAlgorithms are the load balancing algorithms; the first is Hetzner's default.
 var lbAlgorithms = []string{"round_robin", "least_connections"}
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// loadBalancerKind is Hetzner::Compute::LoadBalancer, for the provider's table (hcloud.go).
+func loadBalancerKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeLoadBalancer,
 			Description: "A load balancer (POST /load_balancers)",
 			Properties: map[string]resource.PropertySchema{
@@ -69,15 +71,14 @@ func init() {
 			After: []resource.After{{Type: TypeSubnet, Property: "networkId", OtherProperty: "networkId"}},
 			Check: checkLoadBalancer,
 		},
-		ids:    []string{"networkId"},
-		create: (*Provider).createLoadBalancer,
-		read:   (*Provider).readLoadBalancer,
-		update: (*Provider).updateLoadBalancer,
-		delete: (*Provider).deleteLoadBalancer,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createLoadBalancer,
+		Read:   (*Provider).readLoadBalancer,
+		Update: (*Provider).updateLoadBalancer,
+		Delete: (*Provider).deleteLoadBalancer,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			return p.locateByName(ctx, "load_balancers", req.Properties)
 		},
-	})
+	}, "networkId")
 }
 
 func checkLoadBalancer(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
@@ -85,12 +86,12 @@ func checkLoadBalancer(props resource.Properties, unknown resource.IsUnknownFunc
 	if props["location"] == nil && props["networkZone"] == nil {
 		errs = append(errs, resource.FieldError{Path: "location", Message: "give location or networkZone: Hetzner needs one to place the load balancer"})
 	}
-	if alg, ok := props["algorithm"].(map[string]any); ok && !unknownValue(unknown, props["algorithm"]) {
+	if alg, ok := props["algorithm"].(map[string]any); ok && !kit.IsUnknown(props["algorithm"], unknown) {
 		for k, v := range alg {
 			switch {
 			case k != "type":
 				errs = append(errs, resource.FieldError{Path: "algorithm." + k, Message: "unknown key; algorithm is {type: round_robin or least_connections}"})
-			case unknownValue(unknown, v):
+			case kit.IsUnknown(v, unknown):
 			default:
 				if s, _ := v.(string); !slices.Contains(lbAlgorithms, s) {
 					errs = append(errs, resource.FieldError{Path: "algorithm.type", Message: fmt.Sprintf("must be round_robin or least_connections, got %v", v)})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -44,9 +45,10 @@ const (
 	defaultHealthRetries  = 3
 )
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// loadBalancerServiceKind is Hetzner::Compute::LoadBalancerService, for the provider's table (hcloud.go).
+func loadBalancerServiceKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeLoadBalancerService,
 			Description: "A load balancer service (POST /load_balancers/{id}/actions/add_service)",
 			Properties: map[string]resource.PropertySchema{
@@ -66,13 +68,12 @@ func init() {
 			Serialize:           []resource.SerialKey{{Group: "load-balancer", Property: "loadBalancerId"}},
 			Check:               checkLBService,
 		},
-		ids:    []string{"loadBalancerId"},
-		create: (*Provider).createLBService,
-		read:   (*Provider).readLBService,
-		update: (*Provider).updateLBService,
-		delete: (*Provider).deleteLBService,
-		locate: (*Provider).locateLBService,
-	})
+		Create: (*Provider).createLBService,
+		Read:   (*Provider).readLBService,
+		Update: (*Provider).updateLBService,
+		Delete: (*Provider).deleteLBService,
+		Locate: (*Provider).locateLBService,
+	}, "loadBalancerId")
 }
 
 // lbService is a load balancer's service as the API returns it.
@@ -236,7 +237,7 @@ func checkLBService(props resource.Properties, unknown resource.IsUnknownFunc) [
 		errs = append(errs, resource.FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
 	}
 	port := func(path string, v any) {
-		if v == nil || unknownValue(unknown, v) {
+		if v == nil || kit.IsUnknown(v, unknown) {
 			return
 		}
 		if n, ok := intProp(v); !ok || n < 1 || n > 65535 {
@@ -254,37 +255,37 @@ func checkLBService(props resource.Properties, unknown resource.IsUnknownFunc) [
 	port("listenPort", props["listenPort"])
 	port("destinationPort", props["destinationPort"])
 	protocol, _ := props["protocol"].(string)
-	if unknownValue(unknown, props["protocol"]) {
+	if kit.IsUnknown(props["protocol"], unknown) {
 		protocol = ""
 	}
-	if hc, ok := props["healthCheck"].(map[string]any); ok && !unknownValue(unknown, props["healthCheck"]) {
+	if hc, ok := props["healthCheck"].(map[string]any); ok && !kit.IsUnknown(props["healthCheck"], unknown) {
 		keys("healthCheck", hc, "protocol", "port", "interval", "timeout", "retries", "http")
 		port("healthCheck.port", hc["port"])
-		if v, ok := hc["protocol"]; ok && !unknownValue(unknown, v) && v != "tcp" && v != "http" {
+		if v, ok := hc["protocol"]; ok && !kit.IsUnknown(v, unknown) && v != "tcp" && v != "http" {
 			bad("healthCheck.protocol", "must be tcp or http, got %v", v)
 		}
 		for _, k := range []string{"interval", "timeout", "retries"} {
-			if v, ok := hc[k]; ok && !unknownValue(unknown, v) {
+			if v, ok := hc[k]; ok && !kit.IsUnknown(v, unknown) {
 				if n, ok := intProp(v); !ok || n < 0 {
 					bad("healthCheck."+k, "must be a non-negative integer, got %v", v)
 				}
 			}
 		}
-		if hh, ok := hc["http"].(map[string]any); ok && !unknownValue(unknown, hc["http"]) {
+		if hh, ok := hc["http"].(map[string]any); ok && !kit.IsUnknown(hc["http"], unknown) {
 			keys("healthCheck.http", hh, "domain", "path", "response", "statusCodes", "tls")
 			if _, ok := hh["path"]; !ok {
 				bad("healthCheck.http.path", "is required: the path the health check requests, e.g. /")
 			}
 		}
 	}
-	if ht, ok := props["http"].(map[string]any); ok && !unknownValue(unknown, props["http"]) {
+	if ht, ok := props["http"].(map[string]any); ok && !kit.IsUnknown(props["http"], unknown) {
 		keys("http", ht, "cookieName", "cookieLifetime", "certificates", "redirectHttp", "stickySessions")
 		if protocol == "tcp" || (protocol == "" && props["protocol"] == nil) {
 			bad("http", "applies to http and https services only; Hetzner rejects it for tcp")
 		}
 		if certs, ok := ht["certificates"].([]any); ok {
 			for i, c := range certs {
-				if unknownValue(unknown, c) {
+				if kit.IsUnknown(c, unknown) {
 					continue
 				}
 				if _, _, err := idOf(c); err != nil {
@@ -295,7 +296,7 @@ func checkLBService(props resource.Properties, unknown resource.IsUnknownFunc) [
 	}
 	if protocol == "https" {
 		ht, _ := props["http"].(map[string]any)
-		if certs, ok := ht["certificates"].([]any); !unknownValue(unknown, props["http"]) && !unknownValue(unknown, ht["certificates"]) && (!ok || len(certs) == 0) {
+		if certs, ok := ht["certificates"].([]any); !kit.IsUnknown(props["http"], unknown) && !kit.IsUnknown(ht["certificates"], unknown) && (!ok || len(certs) == 0) {
 			bad("http.certificates", "an https service needs at least one certificate (a Certificate's certificateId)")
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -31,9 +32,10 @@ const TypeLoadBalancerTarget = "Hetzner::Compute::LoadBalancerTarget"
 // lbTargetKeys maps a target type to the property that holds its key.
 var lbTargetKeys = map[string]string{"server": "serverId", "label_selector": "labelSelector", "ip": "ip"}
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// loadBalancerTargetKind is Hetzner::Compute::LoadBalancerTarget, for the provider's table (hcloud.go).
+func loadBalancerTargetKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeLoadBalancerTarget,
 			Description: "A load balancer target (POST /load_balancers/{id}/actions/add_target)",
 			Properties: map[string]resource.PropertySchema{
@@ -51,11 +53,10 @@ func init() {
 			Serialize:           []resource.SerialKey{{Group: "load-balancer", Property: "loadBalancerId"}},
 			Check:               checkLBTarget,
 		},
-		ids:    []string{"loadBalancerId", "serverId"},
-		create: (*Provider).createLBTarget,
-		read:   (*Provider).readLBTarget,
-		delete: (*Provider).deleteLBTarget,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createLBTarget,
+		Read:   (*Provider).readLBTarget,
+		Delete: (*Provider).deleteLBTarget,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			t, err := lbTargetOf(req.Properties)
 			if err != nil {
 				return "", err
@@ -65,12 +66,12 @@ func init() {
 			}
 			return t.physicalID(), nil
 		},
-	})
+	}, "loadBalancerId", "serverId")
 }
 
 func checkLBTarget(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	typ, ok := props["type"].(string)
-	if !ok || unknownValue(unknown, props["type"]) {
+	if !ok || kit.IsUnknown(props["type"], unknown) {
 		return nil
 	}
 	want, known := lbTargetKeys[typ]
@@ -91,7 +92,7 @@ func checkLBTarget(props resource.Properties, unknown resource.IsUnknownFunc) []
 	if _, has := props["usePrivateIp"]; has && typ == "ip" {
 		errs = append(errs, resource.FieldError{Path: "usePrivateIp", Message: "applies to server and label_selector targets only"})
 	}
-	if s, ok := props["ip"].(string); ok && typ == "ip" && !unknownValue(unknown, props["ip"]) {
+	if s, ok := props["ip"].(string); ok && typ == "ip" && !kit.IsUnknown(props["ip"], unknown) {
 		if _, err := netip.ParseAddr(s); err != nil {
 			errs = append(errs, resource.FieldError{Path: "ip", Message: fmt.Sprintf("%q is not an IP address", s)})
 		}

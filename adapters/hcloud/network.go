@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -18,9 +19,10 @@ import (
 // expose_routes_to_vswitch}; delete DELETE /networks/{id}; locate GET /networks?name=.
 const TypeNetwork = "Hetzner::Networking::Network"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// networkKind is Hetzner::Networking::Network, for the provider's table (hcloud.go).
+func networkKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeNetwork,
 			Description: "A private network (POST /networks)",
 			Properties: map[string]resource.PropertySchema{
@@ -36,11 +38,11 @@ func init() {
 			Identity:            []string{"name"},
 			Check:               checkNetwork,
 		},
-		create: (*Provider).createNetwork,
-		read:   (*Provider).readNetwork,
-		update: (*Provider).updateNetwork,
-		delete: (*Provider).deleteNetwork,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createNetwork,
+		Read:   (*Provider).readNetwork,
+		Update: (*Provider).updateNetwork,
+		Delete: (*Provider).deleteNetwork,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			return p.locateByName(ctx, "networks", req.Properties)
 		},
 	})

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -26,9 +27,10 @@ import (
 // time per network and per server.
 const TypeNetworkAttachment = "Hetzner::Compute::NetworkAttachment"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// networkAttachmentKind is Hetzner::Compute::NetworkAttachment, for the provider's table (hcloud.go).
+func networkAttachmentKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeNetworkAttachment,
 			Description: "Attaches a server to a private network (POST /servers/{id}/actions/attach_to_network)",
 			Properties: map[string]resource.PropertySchema{
@@ -50,18 +52,17 @@ func init() {
 			Check:      checkNetworkAttachment,
 			CheckStack: checkNetworkAttachmentStack,
 		},
-		ids:    []string{"serverId", "networkId"},
-		create: (*Provider).createNetworkAttachment,
-		read:   (*Provider).readNetworkAttachment,
-		delete: (*Provider).deleteNetworkAttachment,
-		locate: (*Provider).locateNetworkAttachment,
-	})
+		Create: (*Provider).createNetworkAttachment,
+		Read:   (*Provider).readNetworkAttachment,
+		Delete: (*Provider).deleteNetworkAttachment,
+		Locate: (*Provider).locateNetworkAttachment,
+	}, "serverId", "networkId")
 }
 
 func checkNetworkAttachment(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	errs := checkCIDR(props, unknown, "ipRange", false)
 	badIP := func(path string, v any) {
-		if unknownValue(unknown, v) {
+		if kit.IsUnknown(v, unknown) {
 			return
 		}
 		s, _ := v.(string)
@@ -72,7 +73,7 @@ func checkNetworkAttachment(props resource.Properties, unknown resource.IsUnknow
 	if v, ok := props["ip"]; ok && v != nil {
 		badIP("ip", v)
 	}
-	if list, ok := props["aliasIps"].([]any); ok && !unknownValue(unknown, props["aliasIps"]) {
+	if list, ok := props["aliasIps"].([]any); ok && !kit.IsUnknown(props["aliasIps"], unknown) {
 		for i, v := range list {
 			badIP(fmt.Sprintf("aliasIps[%d]", i), v)
 		}

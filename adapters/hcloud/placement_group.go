@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -21,9 +22,10 @@ import (
 // DELETE /placement_groups/{id}; locate GET /placement_groups?name=.
 const TypePlacementGroup = "Hetzner::Compute::PlacementGroup"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// placementGroupKind is Hetzner::Compute::PlacementGroup, for the provider's table (hcloud.go).
+func placementGroupKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypePlacementGroup,
 			Description: "A placement group (POST /placement_groups)",
 			Properties: map[string]resource.PropertySchema{
@@ -38,11 +40,11 @@ func init() {
 			DeleteBeforeReplace: true,
 			Identity:            []string{"name"},
 		},
-		create: (*Provider).createPlacementGroup,
-		read:   (*Provider).readPlacementGroup,
-		update: (*Provider).updatePlacementGroup,
-		delete: (*Provider).deletePlacementGroup,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createPlacementGroup,
+		Read:   (*Provider).readPlacementGroup,
+		Update: (*Provider).updatePlacementGroup,
+		Delete: (*Provider).deletePlacementGroup,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			return p.locateByName(ctx, "placement_groups", req.Properties)
 		},
 	})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -27,9 +28,10 @@ import (
 // server: done); locate GET /primary_ips?name=.
 const TypePrimaryIP = "Hetzner::Networking::PrimaryIp"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// primaryIPKind is Hetzner::Networking::PrimaryIp, for the provider's table (hcloud.go).
+func primaryIPKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypePrimaryIP,
 			Description: "A Primary IP, created unassigned (POST /primary_ips)",
 			Properties: map[string]resource.PropertySchema{
@@ -50,15 +52,14 @@ func init() {
 			Identity:            []string{"name"},
 			Check:               checkPrimaryIP,
 		},
-		ids:    []string{"assigneeId"},
-		create: (*Provider).createPrimaryIP,
-		read:   (*Provider).readPrimaryIP,
-		update: (*Provider).updatePrimaryIP,
-		delete: (*Provider).deletePrimaryIP,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createPrimaryIP,
+		Read:   (*Provider).readPrimaryIP,
+		Update: (*Provider).updatePrimaryIP,
+		Delete: (*Provider).deletePrimaryIP,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			return p.locateByName(ctx, "primary_ips", req.Properties)
 		},
-	})
+	}, "assigneeId")
 }
 
 func checkPrimaryIP(props resource.Properties, _ resource.IsUnknownFunc) []resource.FieldError {

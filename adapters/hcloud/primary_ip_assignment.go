@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -29,9 +30,10 @@ import (
 // Primary IP and per server.
 const TypePrimaryIPAssignment = "Hetzner::Networking::PrimaryIpAssignment"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// primaryIPAssignmentKind is Hetzner::Networking::PrimaryIpAssignment, for the provider's table (hcloud.go).
+func primaryIPAssignmentKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypePrimaryIPAssignment,
 			Description: "Assigns a Primary IP to a server, stopping the server for the moment (POST /primary_ips/{id}/actions/assign)",
 			Properties: map[string]resource.PropertySchema{
@@ -50,13 +52,12 @@ func init() {
 			Serialize:           []resource.SerialKey{{Group: "primary-ip", Property: "primaryIpId"}, {Group: "server", Property: "assigneeId"}},
 			CheckStack:          checkPrimaryIPAssignmentStack,
 		},
-		ids:    []string{"primaryIpId", "assigneeId"},
-		create: (*Provider).createPrimaryIPAssignment,
-		read:   (*Provider).readPrimaryIPAssignment,
-		update: (*Provider).updatePrimaryIPAssignment,
-		delete: (*Provider).deletePrimaryIPAssignment,
-		locate: (*Provider).locatePrimaryIPAssignment,
-	})
+		Create: (*Provider).createPrimaryIPAssignment,
+		Read:   (*Provider).readPrimaryIPAssignment,
+		Update: (*Provider).updatePrimaryIPAssignment,
+		Delete: (*Provider).deletePrimaryIPAssignment,
+		Locate: (*Provider).locatePrimaryIPAssignment,
+	}, "primaryIpId", "assigneeId")
 }
 
 func primaryIPAssignmentOutputs(ipID, serverID int64) resource.Properties {

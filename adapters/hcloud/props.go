@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -43,8 +44,8 @@ func readLabels(props, recorded resource.Properties, live map[string]string) {
 // checkCIDR requires the known string props[key] to be a CIDR (an IP prefix such as 10.0.0.0/16, with no
 // host bits set); private also requires an RFC 1918 IPv4 range of /24 or larger (Hetzner networks).
 func checkCIDR(props resource.Properties, unknown resource.IsUnknownFunc, key string, private bool) []resource.FieldError {
-	s, ok := props[key].(string)
-	if !ok || (unknown != nil && unknown(props[key])) {
+	s, ok := kit.KnownString(props[key], unknown)
+	if !ok {
 		return nil
 	}
 	bad := func(msg string) []resource.FieldError { return []resource.FieldError{{Path: key, Message: msg}} }
@@ -115,12 +116,12 @@ func checkIDs(props resource.Properties, unknown resource.IsUnknownFunc, ids []s
 	var errs []resource.FieldError
 	for _, key := range ids {
 		v := props[key]
-		if v == nil || unknownValue(unknown, v) {
+		if v == nil || kit.IsUnknown(v, unknown) {
 			continue
 		}
 		if list, ok := v.([]any); ok {
 			for i, e := range list {
-				if unknownValue(unknown, e) {
+				if kit.IsUnknown(e, unknown) {
 					continue
 				}
 				if _, _, err := idOf(e); err != nil {
@@ -204,7 +205,7 @@ func checkLabels(props resource.Properties, unknown resource.IsUnknownFunc) []re
 	}
 	var errs []resource.FieldError
 	for k, v := range m {
-		if unknownValue(unknown, v) {
+		if kit.IsUnknown(v, unknown) {
 			continue
 		}
 		if _, ok := v.(string); !ok {
@@ -212,13 +213,4 @@ func checkLabels(props resource.Properties, unknown resource.IsUnknownFunc) []re
 		}
 	}
 	return errs
-}
-
-// unknownValue reports whether v is not known yet: resource.Unknown, or a token as unknown tells (the
-// schema checks run on templates, before tokens are resolved).
-func unknownValue(unknown resource.IsUnknownFunc, v any) bool {
-	if _, u := v.(resource.Unknown); u {
-		return true
-	}
-	return unknown != nil && v != nil && unknown(v)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -27,9 +28,10 @@ const TypeRoute = "Hetzner::Networking::Route"
 // reservedGateway is the address Hetzner reserves for its own gateway; routes cannot point at it.
 var reservedGateway = netip.MustParseAddr("172.31.1.1")
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// routeKind is Hetzner::Networking::Route, for the provider's table (hcloud.go).
+func routeKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeRoute,
 			Description: "A route of a private network (POST /networks/{id}/actions/add_route)",
 			Properties: map[string]resource.PropertySchema{
@@ -45,22 +47,21 @@ func init() {
 			Serialize:           []resource.SerialKey{{Group: "network", Property: "networkId"}},
 			Check:               checkRoute,
 		},
-		ids:    []string{"networkId"},
-		create: (*Provider).createRoute,
-		read:   (*Provider).readRoute,
-		delete: (*Provider).deleteRoute,
-		locate: (*Provider).locateRoute,
-	})
+		Create: (*Provider).createRoute,
+		Read:   (*Provider).readRoute,
+		Delete: (*Provider).deleteRoute,
+		Locate: (*Provider).locateRoute,
+	}, "networkId")
 }
 
 func checkRoute(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	errs := checkCIDR(props, unknown, "destination", false)
-	if s, ok := props["destination"].(string); ok && len(errs) == 0 && !unknownValue(unknown, props["destination"]) {
+	if s, ok := props["destination"].(string); ok && len(errs) == 0 && !kit.IsUnknown(props["destination"], unknown) {
 		if pfx, err := netip.ParsePrefix(s); err == nil && !pfx.Addr().Is4() {
 			errs = append(errs, resource.FieldError{Path: "destination", Message: fmt.Sprintf("%q is not an IPv4 range; Hetzner networks route IPv4 only", s)})
 		}
 	}
-	if s, ok := props["gateway"].(string); ok && !unknownValue(unknown, props["gateway"]) {
+	if s, ok := props["gateway"].(string); ok && !kit.IsUnknown(props["gateway"], unknown) {
 		addr, err := netip.ParseAddr(s)
 		switch {
 		case err != nil || !addr.Is4():

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -64,9 +65,10 @@ const maxUserData = 32 * 1024
 var serverEchoed = []string{"location", "datacenter", "serverType", "startAfterCreate", "image", "placementGroupId",
 	"sshKeys", "volumes", "networks", "firewalls", "userData", "automount", "publicNet"}
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// serverKind is Hetzner::Compute::Server, for the provider's table (hcloud.go).
+func serverKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeServer,
 			Description: "A cloud server (POST /servers)",
 			Properties: map[string]resource.PropertySchema{
@@ -101,15 +103,14 @@ func init() {
 			Serialize: []resource.SerialKey{{Group: "server"}},
 			Check:     checkServer,
 		},
-		ids:    []string{"placementGroupId", "volumes", "networks"},
-		create: (*Provider).createServer,
-		read:   (*Provider).readServer,
-		update: (*Provider).updateServer,
-		delete: (*Provider).deleteServer,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createServer,
+		Read:   (*Provider).readServer,
+		Update: (*Provider).updateServer,
+		Delete: (*Provider).deleteServer,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			return p.locateByName(ctx, "servers", req.Properties)
 		},
-	})
+	}, "placementGroupId", "volumes", "networks")
 }
 
 // hostnameLabel is one label of an RFC 1123 hostname.
@@ -120,7 +121,7 @@ func checkServer(props resource.Properties, unknown resource.IsUnknownFunc) []re
 	bad := func(path, format string, args ...any) {
 		errs = append(errs, resource.FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
 	}
-	if name, ok := props["name"].(string); ok && !unknownValue(unknown, props["name"]) {
+	if name, ok := props["name"].(string); ok && !kit.IsUnknown(props["name"], unknown) {
 		valid := name != "" && len(name) <= 253
 		for _, l := range strings.Split(name, ".") {
 			valid = valid && hostnameLabel.MatchString(l)
@@ -134,12 +135,12 @@ func checkServer(props resource.Properties, unknown resource.IsUnknownFunc) []re
 			bad("datacenter", "give location or datacenter, not both (Hetzner rejects both; datacenter is deprecated)")
 		}
 	}
-	if s, ok := props["userData"].(string); ok && !unknownValue(unknown, props["userData"]) && len(s) > maxUserData {
+	if s, ok := props["userData"].(string); ok && !kit.IsUnknown(props["userData"], unknown) && len(s) > maxUserData {
 		bad("userData", "is %d bytes; Hetzner accepts at most 32 KiB (%d bytes)", len(s), maxUserData)
 	}
 	if keys, ok := props["sshKeys"].([]any); ok {
 		for i, k := range keys {
-			if unknownValue(unknown, k) {
+			if kit.IsUnknown(k, unknown) {
 				continue
 			}
 			switch k := k.(type) {
@@ -159,7 +160,7 @@ func checkServer(props resource.Properties, unknown resource.IsUnknownFunc) []re
 	if fws, ok := props["firewalls"].([]any); ok {
 		for i, f := range fws {
 			m, ok := f.(map[string]any)
-			if !ok || unknownValue(unknown, f) {
+			if !ok || kit.IsUnknown(f, unknown) {
 				continue // not an object: reported by the schema; a token: known later
 			}
 			for k := range m {
@@ -171,17 +172,17 @@ func checkServer(props resource.Properties, unknown resource.IsUnknownFunc) []re
 			switch {
 			case !has || v == nil:
 				bad(fmt.Sprintf("firewalls[%d].firewall", i), "is required: a firewall's ID")
-			case !unknownValue(unknown, v):
+			case !kit.IsUnknown(v, unknown):
 				if _, _, err := idOf(v); err != nil {
 					bad(fmt.Sprintf("firewalls[%d].firewall", i), "%s", err)
 				}
 			}
 		}
 	}
-	if pn, ok := props["publicNet"].(map[string]any); ok && !unknownValue(unknown, props["publicNet"]) {
+	if pn, ok := props["publicNet"].(map[string]any); ok && !kit.IsUnknown(props["publicNet"], unknown) {
 		for k, v := range pn {
 			path := "publicNet." + k
-			if unknownValue(unknown, v) {
+			if kit.IsUnknown(v, unknown) {
 				continue
 			}
 			switch k {

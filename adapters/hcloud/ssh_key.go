@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -34,9 +35,10 @@ const TypeSSHKey = "Hetzner::Security::SshKey"
 var sshKeyTypes = []string{"ssh-ed25519", "ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
 	"ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com"}
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// sshKeyKind is Hetzner::Security::SshKey, for the provider's table (hcloud.go).
+func sshKeyKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeSSHKey,
 			Description: "An SSH public key (POST /ssh_keys); its physical ID is its name",
 			Properties: map[string]resource.PropertySchema{
@@ -49,11 +51,11 @@ func init() {
 			DeleteBeforeReplace: true,
 			Check:               checkSSHKey,
 		},
-		create: (*Provider).createSSHKey,
-		read:   (*Provider).readSSHKey,
-		update: (*Provider).updateSSHKey,
-		delete: (*Provider).deleteSSHKey,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createSSHKey,
+		Read:   (*Provider).readSSHKey,
+		Update: (*Provider).updateSSHKey,
+		Delete: (*Provider).deleteSSHKey,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			name := str(req.Properties, "name")
 			if _, err := p.c.findByName(ctx, "ssh_keys", name); err != nil {
 				return "", err
@@ -65,7 +67,7 @@ func init() {
 
 func checkSSHKey(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	v, ok := props["publicKey"].(string)
-	if !ok || unknownValue(unknown, props["publicKey"]) {
+	if !ok || kit.IsUnknown(props["publicKey"], unknown) {
 		return nil
 	}
 	if msg := checkPublicKey(v); msg != "" {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -36,9 +37,10 @@ const (
 // subnetZones are Hetzner's network zones.
 var subnetZones = []string{"eu-central", "us-east", "us-west", "ap-southeast"}
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// subnetKind is Hetzner::Networking::Subnet, for the provider's table (hcloud.go).
+func subnetKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeSubnet,
 			Description: "A subnet of a private network (POST /networks/{id}/actions/add_subnet)",
 			Properties: map[string]resource.PropertySchema{
@@ -58,23 +60,22 @@ func init() {
 			Serialize:           []resource.SerialKey{{Group: "network", Property: "networkId"}},
 			Check:               checkSubnet,
 		},
-		ids:    []string{"networkId", "vswitchId"},
-		create: (*Provider).createSubnet,
-		read:   (*Provider).readSubnet,
-		delete: (*Provider).deleteSubnet,
-		locate: (*Provider).locateSubnet,
-	})
+		Create: (*Provider).createSubnet,
+		Read:   (*Provider).readSubnet,
+		Delete: (*Provider).deleteSubnet,
+		Locate: (*Provider).locateSubnet,
+	}, "networkId", "vswitchId")
 }
 
 func checkSubnet(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	errs := checkCIDR(props, unknown, "ipRange", false)
-	if s, ok := props["ipRange"].(string); ok && len(errs) == 0 && !unknownValue(unknown, props["ipRange"]) {
+	if s, ok := props["ipRange"].(string); ok && len(errs) == 0 && !kit.IsUnknown(props["ipRange"], unknown) {
 		if pfx, err := netip.ParsePrefix(s); err == nil && !pfx.Addr().Is4() {
 			errs = append(errs, resource.FieldError{Path: "ipRange", Message: fmt.Sprintf("%q is not an IPv4 range; Hetzner networks are IPv4 only", s)})
 		}
 	}
 	typ, known := props["type"].(string)
-	if known && !unknownValue(unknown, props["type"]) && typ == "vswitch" && props["vswitchId"] == nil {
+	if known && !kit.IsUnknown(props["type"], unknown) && typ == "vswitch" && props["vswitchId"] == nil {
 		errs = append(errs, resource.FieldError{Path: "vswitchId", Message: "required for a subnet of type vswitch: give the ID of the Robot vSwitch to connect"})
 	}
 	return errs

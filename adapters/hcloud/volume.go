@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -36,9 +37,10 @@ const (
 // volumeName is what Hetzner accepts as a volume's name.
 var volumeName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// volumeKind is Hetzner::Storage::Volume, for the provider's table (hcloud.go).
+func volumeKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeVolume,
 			Description: "A block storage volume (POST /volumes)",
 			Properties: map[string]resource.PropertySchema{
@@ -57,11 +59,11 @@ func init() {
 			Check:               checkVolume,
 			CheckChange:         checkVolumeChange,
 		},
-		create: (*Provider).createVolume,
-		read:   (*Provider).readVolume,
-		update: (*Provider).updateVolume,
-		delete: (*Provider).deleteVolume,
-		locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
+		Create: (*Provider).createVolume,
+		Read:   (*Provider).readVolume,
+		Update: (*Provider).updateVolume,
+		Delete: (*Provider).deleteVolume,
+		Locate: func(p *Provider, ctx context.Context, req resource.CreateRequest) (string, error) {
 			return p.locateByName(ctx, "volumes", req.Properties)
 		},
 	})
@@ -72,7 +74,7 @@ func init() {
 func checkVolumeChange(old, new resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	before, ok1 := intProp(old["size"])
 	after, ok2 := intProp(new["size"])
-	if !ok1 || !ok2 || unknownValue(unknown, new["size"]) || after >= before {
+	if !ok1 || !ok2 || kit.IsUnknown(new["size"], unknown) || after >= before {
 		return nil
 	}
 	return []resource.FieldError{{Path: "size", Message: fmt.Sprintf("is %d GB, but the volume has %d GB and Hetzner volumes cannot shrink: "+
@@ -81,10 +83,10 @@ func checkVolumeChange(old, new resource.Properties, unknown resource.IsUnknownF
 
 func checkVolume(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	var errs []resource.FieldError
-	if n, ok := intProp(props["size"]); ok && !unknownValue(unknown, props["size"]) && (n < minVolumeSize || n > maxVolumeSize) {
+	if n, ok := intProp(props["size"]); ok && !kit.IsUnknown(props["size"], unknown) && (n < minVolumeSize || n > maxVolumeSize) {
 		errs = append(errs, resource.FieldError{Path: "size", Message: fmt.Sprintf("is %d GB; Hetzner volumes have %d–%d GB", n, minVolumeSize, maxVolumeSize)})
 	}
-	if s, ok := props["name"].(string); ok && !unknownValue(unknown, props["name"]) && !volumeName.MatchString(s) {
+	if s, ok := props["name"].(string); ok && !kit.IsUnknown(props["name"], unknown) && !volumeName.MatchString(s) {
 		errs = append(errs, resource.FieldError{Path: "name", Message: fmt.Sprintf("%q is not a volume name Hetzner accepts: at most 64 letters, digits, '.', '_' or '-'", s)})
 	}
 	if props["location"] == nil {

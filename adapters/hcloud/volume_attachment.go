@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -25,9 +26,10 @@ import (
 // and per server.
 const TypeVolumeAttachment = "Hetzner::Storage::VolumeAttachment"
 
-func init() {
-	register(&kind{
-		schema: resource.Schema{
+// volumeAttachmentKind is Hetzner::Storage::VolumeAttachment, for the provider's table (hcloud.go).
+func volumeAttachmentKind() kit.Type[*Provider] {
+	return hetzner(kit.Type[*Provider]{
+		Schema: resource.Schema{
 			Type:        TypeVolumeAttachment,
 			Description: "A volume attached to a server (POST /volumes/{id}/actions/attach)",
 			Properties: map[string]resource.PropertySchema{
@@ -39,13 +41,12 @@ func init() {
 			StableOutputs: []string{"volumeId"},
 			Serialize:     []resource.SerialKey{{Group: "volume", Property: "volumeId"}, {Group: "server", Property: "serverId"}},
 		},
-		ids:    []string{"volumeId", "serverId"},
-		create: (*Provider).createVolumeAttachment,
-		read:   (*Provider).readVolumeAttachment,
-		update: (*Provider).updateVolumeAttachment,
-		delete: (*Provider).deleteVolumeAttachment,
-		locate: (*Provider).locateVolumeAttachment,
-	})
+		Create: (*Provider).createVolumeAttachment,
+		Read:   (*Provider).readVolumeAttachment,
+		Update: (*Provider).updateVolumeAttachment,
+		Delete: (*Provider).deleteVolumeAttachment,
+		Locate: (*Provider).locateVolumeAttachment,
+	}, "volumeId", "serverId")
 }
 
 func volumeAttachmentOutputs(vol, srv int64) resource.Properties {

@@ -30,6 +30,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -68,6 +69,8 @@ type Config struct {
 // Provider serves Multipass::Compute::Instance. It is safe for concurrent use. Constructing one runs
 // nothing, so a CLI can build it only when an assembly needs it.
 type Provider struct {
+	// Dispatch serves Create, Read, Update, Delete and Locate through types.
+	kit.Dispatch[*Provider]
 	cli  runner
 	poll time.Duration
 	// versionOK is set once `multipass version` showed a daemon that answers.
@@ -94,20 +97,23 @@ func New(cfg Config) (*Provider, error) {
 	if poll <= 0 {
 		poll = DefaultPollInterval
 	}
-	return &Provider{cli: runner{bin: bin, exec: run}, poll: poll}, nil
+	p := &Provider{cli: runner{bin: bin, exec: run}, poll: poll}
+	p.Dispatch = types.For(p)
+	return p, nil
 }
 
 // Info declares the provider "multipass", its type, a default limit of DefaultConcurrency calls at once,
 // and that it can locate the instance of an interrupted launch (by its name). It is the same for a zero
 // Provider, so the CLI can describe Multipass before it is configured.
-func (p *Provider) Info() resource.ProviderInfo {
-	return resource.ProviderInfo{Name: Name, Schemas: []resource.Schema{instanceSchema},
-		DefaultConcurrency: DefaultConcurrency, CanLocate: true}
-}
+func (p *Provider) Info() resource.ProviderInfo { return types.Info() }
 
-func unknownType(t string) error {
-	return fmt.Errorf("multipass: unknown resource type %q (known: %s)", t, TypeInstance)
-}
+// types is the provider's one type; the Provider's Create (createInstance), Read (readInstance), Delete
+// (deleteInstance) and Locate (locateInstance) go through it (kit.Dispatch). Every property is
+// create-only, so Update is never called, and answers an error naming the changed properties.
+var types = kit.New(resource.ProviderInfo{Name: Name, DefaultConcurrency: DefaultConcurrency, CanLocate: true},
+	kit.Type[*Provider]{Schema: instanceSchema,
+		Create: (*Provider).createInstance, Read: (*Provider).readInstance, Delete: (*Provider).deleteInstance,
+		Locate: (*Provider).locateInstance})
 
 // instanceProps are an instance's properties as the template writes them.
 type instanceProps struct {
@@ -215,16 +221,13 @@ func outputs(name, ip string) resource.Properties {
 	return resource.Properties{"name": name, "ipAddress": ip, "sshUser": SSHUser, "crn": resource.CRN(TypeInstance, name)}
 }
 
-// Create launches the instance (`multipass launch`, launchArgs) and waits until it is Running with an
+// createInstance launches the instance (`multipass launch`, launchArgs) and waits until it is Running with an
 // IPv4 address, polling `info` every PollInterval for at most its timeout (DefaultTimeout) from the start
 // of the launch. A name that is taken gives an error wrapping resource.ErrAlreadyExists (an instance
 // deleted but not purged takes its name too). When the launch or the wait failed but the instance exists,
 // the error comes with a result naming it, so that state keeps it for deletion. When ctx ends during the
 // launch, the error wraps resource.ErrOutcomeUnknown: the daemon may go on launching.
-func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	if req.Type != TypeInstance {
-		return resource.CreateResult{}, unknownType(req.Type)
-	}
+func (p *Provider) createInstance(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
 	ip, err := decodeProps(req.Properties)
 	if err != nil {
 		return resource.CreateResult{}, err
@@ -342,15 +345,12 @@ func (p *Provider) info(ctx context.Context, name string) (instanceInfo, error) 
 	return inst, nil
 }
 
-// Read returns the instance's properties and outputs from `multipass info`, or an error wrapping
+// readInstance returns the instance's properties and outputs from `multipass info`, or an error wrapping
 // resource.ErrNotFound when it does not exist or was deleted. Multipass does not report most inputs as
 // they were written (sizes in other units, no image alias, no cloud-init), so the properties are the
 // recorded ones. ipAddress is the live first IPv4 address; an instance without one (stopped) keeps the
 // recorded address.
-func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	if req.Type != TypeInstance {
-		return resource.ReadResult{}, unknownType(req.Type)
-	}
+func (p *Provider) readInstance(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
 	inst, err := p.info(ctx, req.PhysicalID)
 	if err != nil {
 		return resource.ReadResult{}, err
@@ -367,17 +367,9 @@ func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource
 	return resource.ReadResult{Properties: props, Outputs: outputs(req.PhysicalID, addr)}, nil
 }
 
-// Update is never called: every property is create-only.
-func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	return resource.UpdateResult{}, fmt.Errorf("multipass: %s cannot change in place (every property is create-only): %s", TypeInstance, strings.Join(req.Changed, ", "))
-}
-
-// Delete deletes and purges the instance (`multipass delete --purge NAME`). An instance already gone is
+// deleteInstance deletes and purges the instance (`multipass delete --purge NAME`). An instance already gone is
 // success.
-func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	if req.Type != TypeInstance {
-		return unknownType(req.Type)
-	}
+func (p *Provider) deleteInstance(ctx context.Context, req resource.DeleteRequest) error {
 	_, err := p.cli.run(ctx, nil, "delete", "--purge", req.PhysicalID)
 	if errors.Is(err, resource.ErrNotFound) {
 		return nil
@@ -385,14 +377,11 @@ func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error
 	return err
 }
 
-// Locate returns the name of the instance a create with req.Properties launches, when `multipass info`
+// locateInstance returns the name of the instance a create with req.Properties launches, when `multipass info`
 // shows it (not deleted), or an error wrapping resource.ErrNotFound. An instance still starting (the
 // launch was interrupted, the daemon goes on) is waited for, as Create would, so that the outputs read
 // next carry its address; one that does not run within its timeout is returned all the same.
-func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	if req.Type != TypeInstance {
-		return "", unknownType(req.Type)
-	}
+func (p *Provider) locateInstance(ctx context.Context, req resource.CreateRequest) (string, error) {
 	ip, err := decodeProps(req.Properties)
 	if err != nil {
 		return "", err

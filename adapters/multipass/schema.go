@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -74,17 +75,6 @@ var instanceSchema = resource.Schema{
 	Check:               checkInstance,
 }
 
-// known returns v, or nil when v is not known yet (a token, or resource.Unknown).
-func known(v any, unknown resource.IsUnknownFunc) any {
-	if _, ok := v.(resource.Unknown); ok {
-		return nil
-	}
-	if unknown != nil && v != nil && unknown(v) {
-		return nil
-	}
-	return v
-}
-
 // nameRE is utils::valid_hostname of canonical/multipass (src/utils/utils.cpp).
 var nameRE = regexp.MustCompile(`^([a-zA-Z]|[a-zA-Z][a-zA-Z0-9-]*[a-zA-Z0-9])$`)
 
@@ -136,11 +126,11 @@ func checkInstance(props resource.Properties, unknown resource.IsUnknownFunc) []
 	add := func(path, format string, args ...any) {
 		errs = append(errs, resource.FieldError{Path: path, Message: fmt.Sprintf(format, args...)})
 	}
-	if name, ok := known(props["name"], unknown).(string); ok && !nameRE.MatchString(name) {
+	if name, ok := kit.Known(props["name"], unknown).(string); ok && !nameRE.MatchString(name) {
 		add("name", "%q is not a name Multipass accepts: use letters, digits and hyphens, starting with a letter and ending with a letter or digit%s",
 			name, suggestName(name))
 	}
-	if image, ok := known(props["image"], unknown).(string); ok {
+	if image, ok := kit.Known(props["image"], unknown).(string); ok {
 		switch {
 		case image == "":
 			add("image", `must not be empty: leave image out for Multipass's default, or write an alias such as "jammy"`)
@@ -150,12 +140,12 @@ func checkInstance(props resource.Properties, unknown resource.IsUnknownFunc) []
 			add("image", "%q has more than one ':': write an alias (\"jammy\"), remote:alias (\"daily:noble\") or an http(s):// or file:// URL", image)
 		}
 	}
-	if n, ok := known(props["cpus"], unknown).(json.Number); ok {
+	if n, ok := kit.Known(props["cpus"], unknown).(json.Number); ok {
 		if v, err := n.Int64(); err == nil && v < 1 {
 			add("cpus", "must be at least 1, got %d", v)
 		}
 	}
-	if n, ok := known(props["timeout"], unknown).(json.Number); ok {
+	if n, ok := kit.Known(props["timeout"], unknown).(json.Number); ok {
 		if v, err := n.Int64(); err == nil && v <= 0 {
 			add("timeout", "must be a positive number of seconds (e.g. 600), got %d; leave it out for the default of 300", v)
 		}
@@ -165,7 +155,7 @@ func checkInstance(props resource.Properties, unknown resource.IsUnknownFunc) []
 		min  int64
 		show string
 	}{{"memory", minMemory, "128M"}, {"disk", minDisk, "512M"}} {
-		s, ok := known(props[sz.key], unknown).(string)
+		s, ok := kit.Known(props[sz.key], unknown).(string)
 		if !ok {
 			continue
 		}
@@ -177,17 +167,17 @@ func checkInstance(props resource.Properties, unknown resource.IsUnknownFunc) []
 			add(sz.key, "%q is below Multipass's minimum %s of %s", s, sz.key, sz.show)
 		}
 	}
-	if list, ok := known(props["networks"], unknown).([]any); ok {
+	if list, ok := kit.Known(props["networks"], unknown).([]any); ok {
 		for i, e := range list {
-			errs = append(errs, checkNetwork(fmt.Sprintf("networks[%d]", i), known(e, unknown), unknown)...)
+			errs = append(errs, checkNetwork(fmt.Sprintf("networks[%d]", i), kit.Known(e, unknown), unknown)...)
 		}
 	}
-	if list, ok := known(props["mounts"], unknown).([]any); ok {
+	if list, ok := kit.Known(props["mounts"], unknown).([]any); ok {
 		for i, e := range list {
-			errs = append(errs, checkMount(fmt.Sprintf("mounts[%d]", i), known(e, unknown), unknown)...)
+			errs = append(errs, checkMount(fmt.Sprintf("mounts[%d]", i), kit.Known(e, unknown), unknown)...)
 		}
 	}
-	if s, ok := known(props["cloudInit"], unknown).(string); ok && strings.TrimSpace(s) == "" {
+	if s, ok := kit.Known(props["cloudInit"], unknown).(string); ok && strings.TrimSpace(s) == "" {
 		add("cloudInit", "must not be empty: write cloud-init user data (#cloud-config…) or the path of a file, or leave cloudInit out")
 	}
 	return errs
@@ -229,7 +219,7 @@ func checkObject(path string, v any, unknown resource.IsUnknownFunc, allowed ...
 			errs = append(errs, resource.FieldError{Path: path + "." + k, Message: fmt.Sprintf("unknown key %q; write %s", k, strings.Join(allowed, ", "))})
 			continue
 		}
-		if e = known(e, unknown); e != nil {
+		if e = kit.Known(e, unknown); e != nil {
 			if _, ok := e.(string); !ok {
 				errs = append(errs, resource.FieldError{Path: path + "." + k, Message: "must be a string"})
 			}
@@ -248,7 +238,7 @@ func checkNetwork(path string, v any, unknown resource.IsUnknownFunc) []resource
 	if _, ok := obj["name"]; !ok {
 		errs = append(errs, resource.FieldError{Path: path + ".name", Message: `required: the host network to connect to (see multipass networks), e.g. "en0"`})
 	}
-	if name, ok := known(obj["name"], unknown).(string); ok {
+	if name, ok := kit.Known(obj["name"], unknown).(string); ok {
 		switch {
 		case name == "":
 			errs = append(errs, resource.FieldError{Path: path + ".name", Message: `must not be empty: name a host network (see multipass networks), e.g. "en0"`})
@@ -256,10 +246,10 @@ func checkNetwork(path string, v any, unknown resource.IsUnknownFunc) []resource
 			errs = append(errs, resource.FieldError{Path: path + ".name", Message: fmt.Sprintf("%q holds ',' or '=', which --network reads as separators: name a host network as multipass networks lists it", name)})
 		}
 	}
-	if mode, ok := known(obj["mode"], unknown).(string); ok && mode != "auto" && mode != "manual" {
+	if mode, ok := kit.Known(obj["mode"], unknown).(string); ok && mode != "auto" && mode != "manual" {
 		errs = append(errs, resource.FieldError{Path: path + ".mode", Message: fmt.Sprintf(`must be "auto" or "manual", got %q`, mode)})
 	}
-	if mac, ok := known(obj["mac"], unknown).(string); ok && !macRE.MatchString(mac) {
+	if mac, ok := kit.Known(obj["mac"], unknown).(string); ok && !macRE.MatchString(mac) {
 		errs = append(errs, resource.FieldError{Path: path + ".mac", Message: fmt.Sprintf(`%q is not a MAC address: write six pairs of hex digits separated by colons, e.g. "52:54:00:12:34:56"`, mac)})
 	}
 	return errs
@@ -276,7 +266,7 @@ func checkMount(path string, v any, unknown resource.IsUnknownFunc) []resource.F
 	if _, ok := obj["source"]; !ok {
 		errs = append(errs, resource.FieldError{Path: path + ".source", Message: `required: the folder on this machine to mount, e.g. "/home/me/code"`})
 	}
-	if src, ok := known(obj["source"], unknown).(string); ok {
+	if src, ok := kit.Known(obj["source"], unknown).(string); ok {
 		switch {
 		case src == "":
 			errs = append(errs, resource.FieldError{Path: path + ".source", Message: `must not be empty: write the folder on this machine to mount, e.g. "/home/me/code"`})
@@ -284,7 +274,7 @@ func checkMount(path string, v any, unknown resource.IsUnknownFunc) []resource.F
 			errs = append(errs, resource.FieldError{Path: path + ".source", Message: fmt.Sprintf("%q holds ':', where --mount SOURCE:TARGET splits: mount a folder whose path has no colon", src)})
 		}
 	}
-	if tgt, ok := known(obj["target"], unknown).(string); ok {
+	if tgt, ok := kit.Known(obj["target"], unknown).(string); ok {
 		switch {
 		case !strings.HasPrefix(tgt, "/"):
 			errs = append(errs, resource.FieldError{Path: path + ".target", Message: fmt.Sprintf(`%q is not an absolute path in the instance: write e.g. "/home/ubuntu/code", or leave target out for /home/ubuntu/<folder name>`, tgt)})

@@ -7,23 +7,6 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
-// known returns v, or nil when v is not known yet (a token, or resource.Unknown).
-func known(v any, unknown resource.IsUnknownFunc) any {
-	if _, ok := v.(resource.Unknown); ok {
-		return nil
-	}
-	if unknown != nil && v != nil && unknown(v) {
-		return nil
-	}
-	return v
-}
-
-// knownString returns v as a string when it is a known string.
-func knownString(v any, unknown resource.IsUnknownFunc) (string, bool) {
-	s, ok := known(v, unknown).(string)
-	return s, ok
-}
-
 // checkCanonical requires a canonical DNS name: with a trailing dot, no empty label, no blanks.
 func checkCanonical(path, name string) []resource.FieldError {
 	bad := func(why string) []resource.FieldError {

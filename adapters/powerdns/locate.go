@@ -1,38 +1,26 @@
 package powerdns
 
 import (
-	"context"
-	"fmt"
 	"strings"
 
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
-// Locate returns the physical ID of the object that a create with req.Properties makes, when it exists at
-// PowerDNS, or an error wrapping resource.ErrNotFound. PowerDNS names its objects by their inputs — a zone
-// by its canonical name (PowerDNS lower-cases it), a record set by zone, name and type — so the engine can
-// settle a create that was interrupted between the call and its record (crash recovery). It reads with
-// GET /api/v1/servers/{server}/zones/{zone} (https://doc.powerdns.com/authoritative/http-api/zone.html).
-func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	var id string
-	switch req.Type {
-	case TypeZone:
-		z, err := decodeZone(req.Properties)
-		if err != nil {
-			return "", err
-		}
-		id = strings.ToLower(z.Name)
-	case TypeRecordSet:
-		r, err := decodeRecordSet(req.Properties)
-		if err != nil {
-			return "", err
-		}
-		id = recordSetID(r.ZoneID, r.Name, r.Type)
-	default:
-		return "", unknownType(req.Type)
+// zoneID is the physical ID a zone created with props gets: its canonical name, lower-cased as PowerDNS
+// does.
+func zoneID(props resource.Properties) (string, error) {
+	z, err := decodeZone(props)
+	if err != nil {
+		return "", err
 	}
-	if _, err := p.Read(ctx, resource.ReadRequest{Type: req.Type, PhysicalID: id, Properties: req.Properties}); err != nil {
-		return "", fmt.Errorf("locate %s %s: %w", req.Type, id, err)
+	return strings.ToLower(z.Name), nil
+}
+
+// recordSetIDOf is the physical ID a record set created with props gets: zone, name and type.
+func recordSetIDOf(props resource.Properties) (string, error) {
+	r, err := decodeRecordSet(props)
+	if err != nil {
+		return "", err
 	}
-	return id, nil
+	return recordSetID(r.ZoneID, r.Name, r.Type), nil
 }

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -63,6 +64,8 @@ type Config struct {
 // Provider serves PowerDNS::DNS::Zone and PowerDNS::DNS::RecordSet. It is safe for concurrent use.
 // Constructing one sends no request, so a CLI can build it only when an assembly needs it.
 type Provider struct {
+	// Dispatch serves Create, Read, Update, Delete and Locate through types.
+	kit.Dispatch[*Provider]
 	base string // e.g. http://127.0.0.1:8081/api/v1/servers/localhost
 	api  *transport.JSON
 	// serverOK is set once GET /servers/{id} has answered 200, so that a 404 is known to be about the
@@ -115,7 +118,7 @@ func New(cfg Config) (*Provider, error) {
 		// Credentials in PDNS_API_URL (for a proxy in front of PowerDNS) never reach an error or a log.
 		secrets = append(secrets, pass)
 	}
-	return &Provider{
+	p := &Provider{
 		base: base + "/api/v1/servers/" + url.PathEscape(server),
 		api: &transport.JSON{
 			Client: transport.New(transport.Options{
@@ -132,67 +135,38 @@ func New(cfg Config) (*Provider, error) {
 			Auth:  func(req *http.Request) { req.Header.Set("X-API-Key", key) },
 			Error: providerError,
 		},
-	}, nil
+	}
+	p.Dispatch = types.For(p)
+	return p, nil
 }
 
 // Info declares the provider "powerdns", its types PowerDNS::DNS::Zone and PowerDNS::DNS::RecordSet, and
 // that it can locate the object of an interrupted create (objects are named by their inputs). It is the
 // same for a zero Provider, so the CLI can describe PowerDNS before it is configured.
-func (p *Provider) Info() resource.ProviderInfo {
-	return resource.ProviderInfo{Name: Name, Schemas: []resource.Schema{zoneSchema, recordSetSchema}, CanLocate: true}
-}
+func (p *Provider) Info() resource.ProviderInfo { return types.Info() }
 
+// types lists the provider's types, in the order Info returns them; the Provider's Create, Read, Update,
+// Delete and Locate go through it (kit.Dispatch).
+//
 // Create creates a zone (POST /zones) or a record set (PATCH /zones/{zoneId}, changetype REPLACE, after
 // checking that the rrset does not exist yet). An object that exists already gives an error wrapping
-// resource.ErrAlreadyExists: it is never adopted silently.
-func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	switch req.Type {
-	case TypeZone:
-		return p.createZone(ctx, req)
-	case TypeRecordSet:
-		return p.createRecordSet(ctx, req)
-	}
-	return resource.CreateResult{}, unknownType(req.Type)
-}
-
-// Read returns the live properties and outputs of a zone or record set, or an error wrapping
-// resource.ErrNotFound when it is gone.
-func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	switch req.Type {
-	case TypeZone:
-		return p.readZone(ctx, req)
-	case TypeRecordSet:
-		return p.readRecordSet(ctx, req)
-	}
-	return resource.ReadResult{}, unknownType(req.Type)
-}
-
-// Update changes a zone (PUT /zones/{zoneId}) or a record set (PATCH, changetype REPLACE) in place.
-func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	switch req.Type {
-	case TypeZone:
-		return p.updateZone(ctx, req)
-	case TypeRecordSet:
-		return p.updateRecordSet(ctx, req)
-	}
-	return resource.UpdateResult{}, unknownType(req.Type)
-}
-
-// Delete deletes a zone (DELETE /zones/{zoneId}) or a record set (PATCH, changetype DELETE). An object
-// already gone, or a record set whose zone is gone, is success.
-func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	switch req.Type {
-	case TypeZone:
-		return p.deleteZone(ctx, req)
-	case TypeRecordSet:
-		return p.deleteRecordSet(ctx, req)
-	}
-	return unknownType(req.Type)
-}
-
-func unknownType(t string) error {
-	return fmt.Errorf("powerdns: unknown resource type %q (known: %s, %s)", t, TypeZone, TypeRecordSet)
-}
+// resource.ErrAlreadyExists: it is never adopted silently. Read returns the live properties and outputs
+// of a zone or record set, or an error wrapping resource.ErrNotFound when it is gone. Update changes a
+// zone (PUT /zones/{zoneId}) or a record set (PATCH, changetype REPLACE) in place. Delete deletes a zone
+// (DELETE /zones/{zoneId}) or a record set (PATCH, changetype DELETE); an object already gone, or a
+// record set whose zone is gone, is success.
+//
+// Locate returns the physical ID of the object that a create with req.Properties makes, when it exists at
+// PowerDNS, or an error wrapping resource.ErrNotFound. PowerDNS names its objects by their inputs — a zone
+// by its canonical name (PowerDNS lower-cases it), a record set by zone, name and type — so the engine can
+// settle a create that was interrupted between the call and its record (crash recovery). It reads with
+// GET /api/v1/servers/{server}/zones/{zone} (https://doc.powerdns.com/authoritative/http-api/zone.html).
+var types = kit.New(resource.ProviderInfo{Name: Name, CanLocate: true},
+	kit.Type[*Provider]{Schema: zoneSchema, ID: zoneID,
+		Create: (*Provider).createZone, Read: (*Provider).readZone, Update: (*Provider).updateZone, Delete: (*Provider).deleteZone},
+	kit.Type[*Provider]{Schema: recordSetSchema, ID: recordSetIDOf,
+		Create: (*Provider).createRecordSet, Read: (*Provider).readRecordSet, Update: (*Provider).updateRecordSet, Delete: (*Provider).deleteRecordSet},
+)
 
 // zonePath is the URL of a zone, e.g. {base}/zones/example.test.
 func (p *Provider) zonePath(zoneID string) string {

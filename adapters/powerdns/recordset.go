@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -76,23 +77,23 @@ var recordSetSchema = resource.Schema{
 
 func checkRecordSet(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	var errs []resource.FieldError
-	name, nameOK := knownString(props["name"], unknown)
+	name, nameOK := kit.KnownString(props["name"], unknown)
 	if nameOK {
 		bad := checkCanonical("name", name)
 		errs = append(errs, bad...)
 		nameOK = len(bad) == 0
 	}
-	if zone, ok := knownString(props["zoneId"], unknown); ok && nameOK && strings.HasSuffix(zone, ".") && !inZone(name, zone) {
+	if zone, ok := kit.KnownString(props["zoneId"], unknown); ok && nameOK && strings.HasSuffix(zone, ".") && !inZone(name, zone) {
 		errs = append(errs, resource.FieldError{Path: "name",
 			Message: fmt.Sprintf("%q is not inside zone %q; the name must be the zone or end with %q", name, zone, "."+zone)})
 	}
-	if n, ok := known(props["ttl"], unknown).(json.Number); ok {
+	if n, ok := kit.Known(props["ttl"], unknown).(json.Number); ok {
 		if v, err := n.Int64(); err == nil && (v < 0 || v > maxTTL) {
 			errs = append(errs, resource.FieldError{Path: "ttl", Message: fmt.Sprintf("must be between 0 and %d seconds, got %d", maxTTL, v)})
 		}
 	}
-	rtype, _ := knownString(props["type"], unknown)
-	list, ok := known(props["records"], unknown).([]any)
+	rtype, _ := kit.KnownString(props["type"], unknown)
+	list, ok := kit.Known(props["records"], unknown).([]any)
 	if !ok {
 		return errs
 	}
@@ -104,7 +105,7 @@ func checkRecordSet(props resource.Properties, unknown resource.IsUnknownFunc) [
 	}
 	seen := map[string]int{}
 	for i, e := range list {
-		content, ok := knownString(e, unknown)
+		content, ok := kit.KnownString(e, unknown)
 		if !ok {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -65,12 +66,12 @@ var zoneSchema = resource.Schema{
 
 func checkZone(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	var errs []resource.FieldError
-	if name, ok := knownString(props["name"], unknown); ok {
+	if name, ok := kit.KnownString(props["name"], unknown); ok {
 		errs = append(errs, checkCanonical("name", name)...)
 	}
-	if list, ok := known(props["nameservers"], unknown).([]any); ok {
+	if list, ok := kit.Known(props["nameservers"], unknown).([]any); ok {
 		for i, e := range list {
-			if ns, ok := knownString(e, unknown); ok {
+			if ns, ok := kit.KnownString(e, unknown); ok {
 				errs = append(errs, checkCanonical(fmt.Sprintf("nameservers[%d]", i), ns)...)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -77,22 +78,22 @@ var bindingSchema = resource.Schema{
 
 func checkBinding(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	errs := checkName(props, unknown, "vhost", "virtual host", false, false)
-	if s, ok := knownString(props["source"], unknown); ok && (s == "" || s == "amq.default") {
+	if s, ok := kit.KnownString(props["source"], unknown); ok && (s == "" || s == "amq.default") {
 		errs = append(errs, resource.FieldError{Path: "source", Message: fmt.Sprintf(
 			"%q is the default exchange, which cannot be bound; it already routes to every queue by its name", s)})
 	} else {
 		errs = append(errs, checkName(props, unknown, "source", "exchange", true, false)...)
 	}
 	what := "queue"
-	if dt, _ := knownString(props["destinationType"], unknown); dt == "exchange" {
+	if dt, _ := kit.KnownString(props["destinationType"], unknown); dt == "exchange" {
 		what = "exchange"
 	}
 	errs = append(errs, checkName(props, unknown, "destination", what, true, false)...)
-	rk, ok := knownString(props["routingKey"], unknown)
+	rk, ok := kit.KnownString(props["routingKey"], unknown)
 	if ok && len(rk) > maxShortString {
 		errs = append(errs, resource.FieldError{Path: "routingKey", Message: fmt.Sprintf("is %d bytes long; a routing key has at most %d", len(rk), maxShortString)})
 	}
-	if args, _ := known(props["arguments"], unknown).(map[string]any); ok && strings.Contains(rk, "~") && len(args) > 0 {
+	if args, _ := kit.Known(props["arguments"], unknown).(map[string]any); ok && strings.Contains(rk, "~") && len(args) > 0 {
 		errs = append(errs, resource.FieldError{Path: "routingKey", Message: fmt.Sprintf(
 			"%q holds a \"~\" and the binding has arguments: RabbitMQ's management API creates such a binding but answers 500, and then fails every listing of the bindings from %s to %s (a bug in rabbit_mgmt_format:pack_binding_props); use another routing key or no arguments",
 			rk, "its source", "its destination")})
@@ -276,9 +277,9 @@ func (p *Provider) deleteBinding(ctx context.Context, req resource.DeleteRequest
 	return p.deleteGone(ctx, err)
 }
 
-// locateBinding finds the binding a create with props makes by its routing key and arguments.
-func (p *Provider) locateBinding(ctx context.Context, props resource.Properties) (string, error) {
-	b, err := decodeBinding(props)
+// locateBinding finds the binding a create with req.Properties makes by its routing key and arguments.
+func (p *Provider) locateBinding(ctx context.Context, req resource.CreateRequest) (string, error) {
+	b, err := decodeBinding(req.Properties)
 	if err != nil {
 		return "", err
 	}

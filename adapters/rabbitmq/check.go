@@ -7,34 +7,18 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
 // maxShortString is the longest exchange name, queue name or routing key AMQP 0-9-1 carries, in bytes.
 const maxShortString = 255
 
-// known returns v, or nil when v is not known yet (a token, or resource.Unknown).
-func known(v any, unknown resource.IsUnknownFunc) any {
-	if _, ok := v.(resource.Unknown); ok {
-		return nil
-	}
-	if unknown != nil && v != nil && unknown(v) {
-		return nil
-	}
-	return v
-}
-
-// knownString returns v as a string when it is a known string.
-func knownString(v any, unknown resource.IsUnknownFunc) (string, bool) {
-	s, ok := known(v, unknown).(string)
-	return s, ok
-}
-
 // checkName requires a known string property to be a non-empty name; short limits it to
 // maxShortString bytes (AMQP names); reserved rejects names starting with "amq." (RabbitMQ refuses to
 // declare them with 401 "Access refused.").
 func checkName(props resource.Properties, unknown resource.IsUnknownFunc, key, what string, short, reserved bool) []resource.FieldError {
-	s, ok := knownString(props[key], unknown)
+	s, ok := kit.KnownString(props[key], unknown)
 	if !ok {
 		return nil
 	}
@@ -62,14 +46,14 @@ func an(word string) string {
 
 // checkTags requires tags to be non-empty strings without commas (the API joins them with commas).
 func checkTags(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
-	list, ok := known(props["tags"], unknown).([]any)
+	list, ok := kit.Known(props["tags"], unknown).([]any)
 	if !ok {
 		return nil
 	}
 	var errs []resource.FieldError
 	seen := map[string]int{}
 	for i, e := range list {
-		s, ok := knownString(e, unknown)
+		s, ok := kit.KnownString(e, unknown)
 		if !ok {
 			continue
 		}
@@ -98,7 +82,7 @@ func checkTags(props resource.Properties, unknown resource.IsUnknownFunc) []reso
 // parenthesis, a missing bracket, a repetition of nothing, a trailing backslash and a bad character
 // range. Whatever passes may still be refused by the broker with 400 and its own reason.
 func checkRegexp(props resource.Properties, unknown resource.IsUnknownFunc, key string) []resource.FieldError {
-	s, ok := knownString(props[key], unknown)
+	s, ok := kit.KnownString(props[key], unknown)
 	if !ok {
 		return nil
 	}
@@ -117,7 +101,7 @@ func checkRegexp(props resource.Properties, unknown resource.IsUnknownFunc, key 
 
 // checkNotEmptyObject requires a known object property to have at least one key.
 func checkNotEmptyObject(props resource.Properties, unknown resource.IsUnknownFunc, key, why string) []resource.FieldError {
-	if m, ok := known(props[key], unknown).(map[string]any); ok && len(m) == 0 {
+	if m, ok := kit.Known(props[key], unknown).(map[string]any); ok && len(m) == 0 {
 		return []resource.FieldError{{Path: key, Message: "must not be empty: " + why}}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -65,7 +66,7 @@ var exchangeSchema = resource.Schema{
 func checkExchange(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	errs := checkName(props, unknown, "vhost", "virtual host", false, false)
 	errs = append(errs, checkName(props, unknown, "name", "exchange", true, true)...)
-	if t, ok := knownString(props["type"], unknown); ok && !slices.Contains(exchangeTypes, t) && !strings.HasPrefix(t, "x-") {
+	if t, ok := kit.KnownString(props["type"], unknown); ok && !slices.Contains(exchangeTypes, t) && !strings.HasPrefix(t, "x-") {
 		errs = append(errs, resource.FieldError{Path: "type", Message: fmt.Sprintf(
 			"must be direct, fanout, topic, headers or a plugin's x-… type, got %q", t)})
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -58,8 +59,8 @@ var queueSchema = resource.Schema{
 func checkQueue(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 	errs := checkName(props, unknown, "vhost", "virtual host", false, false)
 	errs = append(errs, checkName(props, unknown, "name", "queue", true, true)...)
-	args, _ := known(props["arguments"], unknown).(map[string]any)
-	qt, ok := knownString(args["x-queue-type"], unknown)
+	args, _ := kit.Known(props["arguments"], unknown).(map[string]any)
+	qt, ok := kit.KnownString(args["x-queue-type"], unknown)
 	if !ok {
 		return errs
 	}
@@ -69,10 +70,10 @@ func checkQueue(props resource.Properties, unknown resource.IsUnknownFunc) []res
 	if qt == "classic" {
 		return errs
 	}
-	if d, ok := known(props["durable"], unknown).(bool); ok && !d {
+	if d, ok := kit.Known(props["durable"], unknown).(bool); ok && !d {
 		errs = append(errs, resource.FieldError{Path: "durable", Message: fmt.Sprintf("a %s queue is always durable; remove durable: false", qt)})
 	}
-	if a, ok := known(props["autoDelete"], unknown).(bool); ok && a {
+	if a, ok := kit.Known(props["autoDelete"], unknown).(bool); ok && a {
 		errs = append(errs, resource.FieldError{Path: "autoDelete", Message: fmt.Sprintf("a %s queue cannot be auto-delete; remove autoDelete: true", qt)})
 	}
 	return errs

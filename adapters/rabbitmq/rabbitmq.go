@@ -47,6 +47,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -92,6 +93,8 @@ type Config struct {
 // Provider serves the RabbitMQ types listed in the package documentation. It is safe for concurrent use.
 // Constructing one sends no request, so a CLI can build it only when an assembly needs it.
 type Provider struct {
+	// Dispatch serves Create, Read, Update, Delete and Locate through types.
+	kit.Dispatch[*Provider]
 	base string // e.g. http://127.0.0.1:15672/api
 	// api sends every request, with basic auth; the password is scrubbed from its errors. Call's
 	// secrets are further strings of one request (a user's password in its body).
@@ -151,7 +154,7 @@ func New(cfg Config) (*Provider, error) {
 		retry.Check = CheckRetry
 	}
 	username, password := cfg.Username, cfg.Password
-	return &Provider{
+	p := &Provider{
 		base: base + "/api",
 		api: &transport.JSON{
 			Client: transport.New(transport.Options{
@@ -168,7 +171,9 @@ func New(cfg Config) (*Provider, error) {
 			Auth:  func(req *http.Request) { req.SetBasicAuth(username, password) },
 			Error: providerError,
 		},
-	}, nil
+	}
+	p.Dispatch = types.For(p)
+	return p, nil
 }
 
 // CheckRetry is the adapter's retry policy: transport.DefaultCheckRetry (network errors, 429 and 5xx)
@@ -184,116 +189,48 @@ func CheckRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 // Info declares the provider "rabbitmq", its types (in the order of the package documentation), its
 // default limit of DefaultConcurrency calls in flight, and that it can locate the object of an interrupted
 // create. It is the same for a zero Provider, so the CLI can describe RabbitMQ before it is configured.
-func (p *Provider) Info() resource.ProviderInfo {
-	schemas := make([]resource.Schema, len(handlers))
-	for i, h := range handlers {
-		schemas[i] = h.schema
-	}
-	return resource.ProviderInfo{Name: Name, Schemas: schemas, DefaultConcurrency: DefaultConcurrency, CanLocate: true}
-}
+func (p *Provider) Info() resource.ProviderInfo { return types.Info() }
 
-// handler is what one resource type implements. Each method receives the provider, so that the table
-// below can name them as method expressions.
-type handler struct {
-	schema resource.Schema
-	create func(*Provider, context.Context, resource.CreateRequest) (resource.CreateResult, error)
-	read   func(*Provider, context.Context, resource.ReadRequest) (resource.ReadResult, error)
-	update func(*Provider, context.Context, resource.UpdateRequest) (resource.UpdateResult, error)
-	delete func(*Provider, context.Context, resource.DeleteRequest) error
-	// locate returns the physical ID a create with these properties gives, without any request.
-	locate func(resource.Properties) (string, error)
-}
-
-// handlers lists the types in the order Schemas returns them.
-var handlers = []handler{
-	{vhostSchema, (*Provider).createVhost, (*Provider).readVhost, (*Provider).updateVhost, (*Provider).deleteVhost, locateVhost},
-	{exchangeSchema, (*Provider).createExchange, (*Provider).readExchange, (*Provider).updateExchange, (*Provider).deleteExchange, locateExchange},
-	{queueSchema, (*Provider).createQueue, (*Provider).readQueue, (*Provider).updateQueue, (*Provider).deleteQueue, locateQueue},
-	{bindingSchema, (*Provider).createBinding, (*Provider).readBinding, (*Provider).updateBinding, (*Provider).deleteBinding, nil},
-	{policySchema, (*Provider).createPolicy, (*Provider).readPolicy, (*Provider).updatePolicy, (*Provider).deletePolicy, locatePolicy},
-	{userSchema, (*Provider).createUser, (*Provider).readUser, (*Provider).updateUser, (*Provider).deleteUser, locateUser},
-	{permissionSchema, (*Provider).createPermission, (*Provider).readPermission, (*Provider).updatePermission, (*Provider).deletePermission, locatePermission},
-}
-
-func handlerOf(resourceType string) (*handler, error) {
-	for i := range handlers {
-		if handlers[i].schema.Type == resourceType {
-			return &handlers[i], nil
-		}
-	}
-	known := make([]string, len(handlers))
-	for i, h := range handlers {
-		known[i] = h.schema.Type
-	}
-	return nil, fmt.Errorf("rabbitmq: unknown resource type %q (known: %s)", resourceType, strings.Join(known, ", "))
-}
-
+// types lists the provider's types, in the order Info returns them; the Provider's Create, Read, Update,
+// Delete and Locate go through it (kit.Dispatch). The documentation of each Type… constant gives its
+// requests, physical ID and outputs.
+//
 // Create reads the object first and fails with an error wrapping resource.ErrAlreadyExists when it
 // exists; otherwise it creates it (PUT, or POST for a binding) and returns its physical ID and outputs.
-// The documentation of each Type… constant gives its requests, physical ID and outputs. A missing parent
-// (vhost, user, source or destination) is a *resource.ProviderError that does not wrap ErrNotFound.
-func (p *Provider) Create(ctx context.Context, req resource.CreateRequest) (resource.CreateResult, error) {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return resource.CreateResult{}, err
-	}
-	return h.create(p, ctx, req)
-}
-
+// A missing parent (vhost, user, source or destination) is a *resource.ProviderError that does not wrap
+// ErrNotFound.
+//
 // Read returns the live properties (in the shape of the inputs, without write-only ones) and outputs of
 // an object, or an error wrapping resource.ErrNotFound when it is gone. req.Properties, the inputs last
 // applied, only steer the shape: a property the template leaves out is reported only when its live
 // value differs from the default.
-func (p *Provider) Read(ctx context.Context, req resource.ReadRequest) (resource.ReadResult, error) {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return resource.ReadResult{}, err
-	}
-	return h.read(p, ctx, req)
-}
-
+//
 // Update changes an object in place. Exchanges, queues and bindings have only create-only properties, so
-// an Update of one with changed properties is an error (the planner replaces them instead).
-func (p *Provider) Update(ctx context.Context, req resource.UpdateRequest) (resource.UpdateResult, error) {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return resource.UpdateResult{}, err
-	}
-	return h.update(p, ctx, req)
-}
-
-// Delete deletes an object. One already gone (404), also through the deletion of its vhost or user, is
-// success.
-func (p *Provider) Delete(ctx context.Context, req resource.DeleteRequest) error {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return err
-	}
-	return h.delete(p, ctx, req)
-}
-
+// an Update of one with changed properties is an error (the planner replaces them instead). Delete
+// deletes an object; one already gone (404), also through the deletion of its vhost or user, is success.
+//
 // Locate returns the physical ID of the object that a create with req.Properties makes, when it exists
 // at the broker, or an error wrapping resource.ErrNotFound, so that the engine can settle a create that
 // was interrupted between the call and its record (crash recovery). Every object but a binding is named
-// by its properties, and is read with GET; a binding is found among the bindings from its source to its
-// destination by routing key and arguments (GET /api/bindings/{vhost}/e/{source}/{q|e}/{destination}).
-func (p *Provider) Locate(ctx context.Context, req resource.CreateRequest) (string, error) {
-	h, err := handlerOf(req.Type)
-	if err != nil {
-		return "", err
-	}
-	if req.Type == TypeBinding {
-		return p.locateBinding(ctx, req.Properties)
-	}
-	id, err := h.locate(req.Properties)
-	if err != nil {
-		return "", err
-	}
-	if _, err := h.read(p, ctx, resource.ReadRequest{Type: req.Type, PhysicalID: id, Properties: req.Properties}); err != nil {
-		return "", fmt.Errorf("locate %s %s: %w", req.Type, id, err)
-	}
-	return id, nil
-}
+// by its properties (its ID), and is read with GET; a binding is found among the bindings from its
+// source to its destination by routing key and arguments (GET
+// /api/bindings/{vhost}/e/{source}/{q|e}/{destination}).
+var types = kit.New(resource.ProviderInfo{Name: Name, DefaultConcurrency: DefaultConcurrency, CanLocate: true},
+	kit.Type[*Provider]{Schema: vhostSchema, ID: locateVhost,
+		Create: (*Provider).createVhost, Read: (*Provider).readVhost, Update: (*Provider).updateVhost, Delete: (*Provider).deleteVhost},
+	kit.Type[*Provider]{Schema: exchangeSchema, ID: locateExchange,
+		Create: (*Provider).createExchange, Read: (*Provider).readExchange, Update: (*Provider).updateExchange, Delete: (*Provider).deleteExchange},
+	kit.Type[*Provider]{Schema: queueSchema, ID: locateQueue,
+		Create: (*Provider).createQueue, Read: (*Provider).readQueue, Update: (*Provider).updateQueue, Delete: (*Provider).deleteQueue},
+	kit.Type[*Provider]{Schema: bindingSchema, Locate: (*Provider).locateBinding,
+		Create: (*Provider).createBinding, Read: (*Provider).readBinding, Update: (*Provider).updateBinding, Delete: (*Provider).deleteBinding},
+	kit.Type[*Provider]{Schema: policySchema, ID: locatePolicy,
+		Create: (*Provider).createPolicy, Read: (*Provider).readPolicy, Update: (*Provider).updatePolicy, Delete: (*Provider).deletePolicy},
+	kit.Type[*Provider]{Schema: userSchema, ID: locateUser,
+		Create: (*Provider).createUser, Read: (*Provider).readUser, Update: (*Provider).updateUser, Delete: (*Provider).deleteUser},
+	kit.Type[*Provider]{Schema: permissionSchema, ID: locatePermission,
+		Create: (*Provider).createPermission, Read: (*Provider).readPermission, Update: (*Provider).updatePermission, Delete: (*Provider).deletePermission},
+)
 
 // noUpdate is the Update of a type whose properties are all create-only: nothing to do when nothing
 // changed, an error otherwise.

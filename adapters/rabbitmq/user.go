@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cdkx-dev/cdkx/adapters/internal/kit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
@@ -55,7 +56,7 @@ var userSchema = resource.Schema{
 	Identity:            []string{"name"},
 	Check: func(props resource.Properties, unknown resource.IsUnknownFunc) []resource.FieldError {
 		errs := checkName(props, unknown, "name", "user", false, false)
-		if pw, ok := knownString(props["password"], unknown); ok && pw == "" {
+		if pw, ok := kit.KnownString(props["password"], unknown); ok && pw == "" {
 			// An empty password makes RabbitMQ's internal backend refuse every login.
 			errs = append(errs, resource.FieldError{Path: "password", Message: "must not be empty"})
 		}
