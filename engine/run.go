@@ -245,23 +245,15 @@ func (r *run) interruptReason() string {
 	return ErrInterrupted.Error()
 }
 
-// stackStatus returns CREATE_<suffix> for a stack never deployed and UPDATE_<suffix> otherwise.
-func (r *run) stackStatus(stack, suffix string) Status {
+// stackOp returns the operation a run records for stack: opCreate for a stack never deployed, opUpdate
+// otherwise.
+func (r *run) stackOp(stack string) operation {
 	r.ledger.mu.Lock()
 	defer r.ledger.mu.Unlock()
 	if r.ledger.stacks[stack].Version == 0 {
-		return Status("CREATE_" + suffix)
+		return opCreate
 	}
-	return Status("UPDATE_" + suffix)
-}
-
-// rollbackStatus returns UPDATE_ROLLBACK_<suffix> for a stack deployed before, ROLLBACK_<suffix> for a
-// first deploy.
-func (r *run) rollbackStatus(stack, suffix string) Status {
-	if r.stackStatus(stack, "X") == "CREATE_X" {
-		return Status("ROLLBACK_" + suffix)
-	}
-	return Status("UPDATE_ROLLBACK_" + suffix)
+	return opUpdate
 }
 
 func (r *run) stackEvent(stack string, status Status, reason string) {
@@ -301,25 +293,26 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 	}
 	for _, name := range stacks {
 		var status Status
+		op := r.stackOp(name)
 		rbOK, rolled := end.rolledBack[name]
 		failed := failedStacks[name] != ""
 		switch {
 		case rolled && rbOK:
-			status = r.rollbackStatus(name, "COMPLETE")
+			status = op.rollback().statuses().complete
 		case rolled:
-			status = r.rollbackStatus(name, "FAILED")
+			status = op.rollback().statuses().failed
 		case end.destroy && r.opts.Selection.IsPartial(name) && !failed && !end.interrupted:
-			status = r.stackStatus(name, "COMPLETE") // targeting left resources: the stack lives on
+			status = op.statuses().complete // targeting left resources: the stack lives on
 		case end.destroy && r.opts.Selection.IsPartial(name):
-			status = r.stackStatus(name, "FAILED")
+			status = op.statuses().failed
 		case end.destroy && !failed && !end.interrupted:
 			status = DeleteComplete
 		case end.destroy:
 			status = DeleteFailed
 		case failed || end.interrupted || end.aborted[name] != "":
-			status = r.stackStatus(name, "FAILED")
+			status = op.statuses().failed
 		default:
-			status = r.stackStatus(name, "COMPLETE")
+			status = op.statuses().complete
 		}
 		r.ledger.mu.Lock()
 		st := r.ledger.stacks[name]
