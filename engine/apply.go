@@ -231,7 +231,7 @@ func (r *run) teardown(ctx context.Context, g *planner.Graph) *walkResult {
 }
 
 // markSkipped counts a resource node that will not run and records its SKIPPED event, without waiting (the
-// walker must not block on state; the journal keeps the order).
+// walker must not block on state; the commit pipeline keeps the order).
 func (r *run) markSkipped(n *planner.Node, reason string) {
 	r.tally.done(Skipped)
 	r.ledger.event(n.Stack, Event{Stack: n.Stack, Type: n.Step.Type, LogicalID: n.LogicalID, Status: Skipped, Reason: reason})

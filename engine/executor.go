@@ -208,7 +208,7 @@ func (x *executor) run(ctx context.Context, s step) error {
 }
 
 // settle records a step's outcome: a success is queued and not waited for (the step's dependents may start
-// at once: each waits for its own pending record, which the journal makes durable only after this one); a
+// at once: each waits for its own pending record, which the commit pipeline makes durable only after this one); a
 // failure is a Failure of the run, recorded before run returns.
 func (x *executor) settle(sub subject, s step, callErr error) error {
 	cur := x.ledger.current(sub.stack, sub.logicalID)

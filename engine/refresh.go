@@ -59,8 +59,8 @@ func Refresh(ctx context.Context, stacks []*state.Stack, opts Options, ropts Ref
 		return res, nil
 	}
 	if ropts.DryRun {
-		r.ledger.j = newJournal(nil, nil, opts.OnEvent)
-		r.ledger.j.dryRun = true
+		r.ledger.commits = newCommitPipeline(nil, nil, opts.OnEvent)
+		r.ledger.commits.dryRun = true
 	} else {
 		deployments, err := r.start(ctx, names, state.KindRefresh, func(string) []byte { return nil })
 		if err != nil {
@@ -85,7 +85,7 @@ func Refresh(ctx context.Context, stacks []*state.Stack, opts Options, ropts Ref
 	if !ropts.DryRun {
 		for _, name := range names {
 			d := res.Deployments[name]
-			d.Status, d.FinishedAt, d.Version = state.StatusCompleted, r.opts.Now().UTC(), r.ledger.j.versions[name]
+			d.Status, d.FinishedAt, d.Version = state.StatusCompleted, r.opts.Now().UTC(), r.ledger.commits.versions[name]
 			for _, f := range r.tally.failures {
 				if f.Stack == name {
 					d.Status, d.Error = state.StatusFailed, fmt.Sprintf("%s: %v", f.LogicalID, f.Err)

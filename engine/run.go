@@ -122,7 +122,7 @@ func (r *Result) Err() error {
 	return nil
 }
 
-// run is what every verb shares: the ledger (state in memory and its journal), the tally and the
+// run is what every verb shares: the ledger (state in memory and its commit pipeline), the tally and the
 // executor. The deploy driver adds its own fields (deployRun).
 type run struct {
 	opts Options
@@ -155,7 +155,7 @@ func (r *run) addStack(st *state.Stack) {
 	r.ledger.stacks[st.Name] = &c
 }
 
-// start returns the run's deployment per stack and opens the journal: those of Options.Deployments, or
+// start returns the run's deployment per stack and opens the commit pipeline: those of Options.Deployments, or
 // new ones it records (PENDING with the template each runs with, then claimed; finish closes them).
 func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentKind,
 	template func(string) []byte) (map[string]*state.Deployment, error) {
@@ -170,7 +170,7 @@ func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentK
 			c := *d
 			out[name], ids[name] = &c, d.ID
 		}
-		r.ledger.j = newJournal(r.opts.Backend, ids, r.opts.OnEvent)
+		r.ledger.commits = newCommitPipeline(r.opts.Backend, ids, r.opts.OnEvent)
 		return out, nil
 	}
 	now := r.opts.Now().UTC()
@@ -194,7 +194,7 @@ func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentK
 		out[d.Stack], ids[d.Stack] = d, d.ID
 	}
 	r.owned = true
-	r.ledger.j = newJournal(r.opts.Backend, ids, r.opts.OnEvent)
+	r.ledger.commits = newCommitPipeline(r.opts.Backend, ids, r.opts.OnEvent)
 	return out, nil
 }
 
@@ -283,7 +283,7 @@ type ending struct {
 	skipped map[string]string
 }
 
-// finish writes each stack's final status, closes the journal and each deployment record.
+// finish writes each stack's final status, closes the commit pipeline and each deployment record.
 func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, end ending) *Result {
 	failedStacks := r.tally.failedStacks()
 	for name, why := range end.skipped {
@@ -353,7 +353,7 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 			d.Status, d.Error = state.StatusFailed, stateErr.Error()
 		}
 		d.FinishedAt = r.opts.Now().UTC()
-		d.Version = r.ledger.j.versions[name]
+		d.Version = r.ledger.commits.versions[name]
 		if err := r.close(d, nil); err != nil && stateErr == nil {
 			stateErr = &StateError{Err: err}
 		}
