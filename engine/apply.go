@@ -73,7 +73,7 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 		return nil, err
 	}
 	for _, name := range p.Stacks {
-		r.stackEvent(name, r.stackStatus(name, "IN_PROGRESS"), "")
+		r.stackEvent(name, r.stackOp(name).statuses().inProgress, "")
 	}
 
 	res := walk(ctx, p.Graph, visitLimit(r.opts.Concurrency), func(id int) error {
@@ -231,7 +231,7 @@ func (r *run) teardown(ctx context.Context, g *planner.Graph) *walkResult {
 }
 
 // markSkipped counts a resource node that will not run and records its SKIPPED event, without waiting (the
-// walker must not block on state; the journal keeps the order).
+// walker must not block on state; the commit pipeline keeps the order).
 func (r *run) markSkipped(n *planner.Node, reason string) {
 	r.tally.done(Skipped)
 	r.ledger.event(n.Stack, Event{Stack: n.Stack, Type: n.Step.Type, LogicalID: n.LogicalID, Status: Skipped, Reason: reason})
@@ -240,11 +240,9 @@ func (r *run) markSkipped(n *planner.Node, reason string) {
 // teardownStep deletes one object: a resource's live object (then its record goes) or an object left by a
 // replacement (then it leaves the record's Replaced list).
 func (r *run) teardownStep(ctx context.Context, ps *planner.Step) error {
-	sub := subject{stack: ps.Stack, logicalID: ps.LogicalID, typ: ps.Type}
-	if ps.Object != nil {
-		sub.provider = ps.Object.Provider
-		sub.serial = r.serialOf(ps.Object.Provider, ps.Object.Type, ps.Object.Inputs, ps.Object.PhysicalID)
-		return r.x.run(ctx, &deleteReplacedStep{sub: sub, obj: *ps.Object})
+	if o := ps.Object; o != nil {
+		t := turn{serial: r.serialOf(o.Provider, o.Type, o.Inputs, o.PhysicalID)}
+		return r.x.run(ctx, newDeleteReplacedStep(ps.Stack, ps.LogicalID, *o, t))
 	}
 	cur := r.ledger.current(ps.Stack, ps.LogicalID)
 	if cur == nil {
@@ -255,11 +253,10 @@ func (r *run) teardownStep(ctx context.Context, ps *planner.Step) error {
 		return r.ledger.apply(ps.Stack, ps.LogicalID, nil, true, Event{Stack: ps.Stack, Type: ps.Type, LogicalID: ps.LogicalID,
 			Status: DeleteComplete, Reason: "no object was ever created"})
 	}
-	sub.provider = cur.Provider
-	sub.serial = r.serialOf(cur.Provider, cur.Type, cur.Inputs, cur.PhysicalID)
-	ph := phaseDelete
+	ph := phaseOf(opDelete)
 	ph.reason = ps.Reason
-	return r.x.run(ctx, &deleteStep{sub: sub, ph: ph, cur: cur, count: DeleteComplete})
+	t := turn{serial: r.serialOf(cur.Provider, cur.Type, cur.Inputs, cur.PhysicalID)}
+	return r.x.run(ctx, newDeleteStep(ps.Stack, ph, cur, nil, DeleteComplete, t))
 }
 
 // serialOf returns the serial keys of a change to an object of typ.
@@ -309,23 +306,23 @@ func (r *deployRun) applyStep(ctx context.Context, ps *planner.Step) error {
 				Reason: fmt.Sprintf("%s was deleted and re-created, and a create-only property reads from it", dep)}
 		}
 	}
-	sub := subject{stack: ps.Stack, logicalID: ps.LogicalID, typ: ps.Type, provider: ps.Provider, rank: ps.Rank}
+	t := turn{rank: ps.Rank}
 	if d.Op != planner.OpSame {
 		physicalID := ""
 		if old != nil {
 			physicalID = old.PhysicalID
 		}
-		sub.serial = serialKeys(ps.Provider, ps.Schema, inputs, physicalID)
+		t.serial = serialKeys(ps.Provider, ps.Schema, inputs, physicalID)
 	}
 	switch d.Op {
 	case planner.OpSame:
 		return r.same(ps, old)
 	case planner.OpCreate:
-		err = r.x.run(ctx, r.create(ps, sub, old, nil, inputs, phaseCreate))
+		err = r.x.run(ctx, r.create(ps, t, old, nil, inputs, phaseOf(opCreate)))
 	case planner.OpUpdate:
-		err = r.update(ctx, ps, sub, old, inputs, d)
+		err = r.update(ctx, ps, t, old, inputs, d)
 	case planner.OpReplace:
-		err = r.replace(ctx, ps, sub, old, inputs, d)
+		err = r.replace(ctx, ps, t, old, inputs, d)
 	default:
 		return fmt.Errorf("unexpected operation %q", d.Op)
 	}
@@ -340,7 +337,7 @@ func (r *deployRun) applyStep(ctx context.Context, ps *planner.Step) error {
 // create returns the step that creates a new object for ps. base is the record whose older objects
 // (Replaced) the new record keeps, or nil; keep is what state records when the create fails (nil: the
 // record goes, unless base still lists objects left by replacements).
-func (r *deployRun) create(ps *planner.Step, sub subject, base, keep *state.Resource, inputs resource.Properties, ph phase) *createStep {
+func (r *deployRun) create(ps *planner.Step, t turn, base, keep *state.Resource, inputs resource.Properties, ph phase) *createStep {
 	var prev resource.Properties
 	tmpl := &state.Resource{LogicalID: ps.LogicalID, Type: ps.Type, Provider: ps.Provider, Dependencies: ps.Dependencies}
 	if base != nil {
@@ -351,10 +348,10 @@ func (r *deployRun) create(ps *planner.Step, sub subject, base, keep *state.Reso
 		tmpl.Replaced = base.Replaced
 	}
 	tmpl.Inputs = resource.StoredInputs(ps.Schema, inputs, prev) // write-only values only as fingerprints
-	return &createStep{sub: sub, ph: ph, inputs: inputs, template: tmpl, keep: keep}
+	return newCreateStep(ps.Stack, ph, tmpl, inputs, keep, t)
 }
 
-func (r *deployRun) update(ctx context.Context, ps *planner.Step, sub subject, old *state.Resource, inputs resource.Properties, d planner.Decision) error {
+func (r *deployRun) update(ctx context.Context, ps *planner.Step, t turn, old *state.Resource, inputs resource.Properties, d planner.Decision) error {
 	changed := make([]string, len(d.Changes))
 	for i, c := range d.Changes {
 		changed[i] = c.Name
@@ -362,15 +359,15 @@ func (r *deployRun) update(ctx context.Context, ps *planner.Step, sub subject, o
 	next := *old
 	next.Inputs = resource.StoredInputs(ps.Schema, inputs, old.Inputs) // write-only values only as fingerprints
 	next.Dependencies = ps.Dependencies
-	ph := phaseUpdate
+	ph := phaseOf(opUpdate)
 	ph.reason = "changed: " + strings.Join(changed, ", ")
-	return r.x.run(ctx, &updateStep{sub: sub, ph: ph, old: old, inputs: inputs, next: &next, changed: changed})
+	return r.x.run(ctx, newUpdateStep(ps.Stack, ph, old, inputs, &next, changed, t))
 }
 
 // replace creates a new object before the old one is deleted in the cleanup phase (the old one is kept in
 // the record's Replaced list meanwhile) or, for delete-before-replace, deletes the old one first.
-func (r *deployRun) replace(ctx context.Context, ps *planner.Step, sub subject, old *state.Resource, inputs resource.Properties, d planner.Decision) error {
-	ph := phaseUpdate
+func (r *deployRun) replace(ctx context.Context, ps *planner.Step, t turn, old *state.Resource, inputs resource.Properties, d planner.Decision) error {
+	ph := phaseOf(opUpdate)
 	if !d.DeleteBeforeReplace {
 		holder := *old
 		holder.PhysicalID = ""
@@ -378,26 +375,24 @@ func (r *deployRun) replace(ctx context.Context, ps *planner.Step, sub subject, 
 			PhysicalID: old.PhysicalID, Inputs: old.Inputs, Outputs: old.Outputs})
 		ph.reason = "replacement: " + d.Reason + "; creating the new object first"
 		// On failure the old object stays the live one: it still exists and serves.
-		if err := r.x.run(ctx, r.create(ps, sub, &holder, old, inputs, ph)); err != nil {
+		if err := r.x.run(ctx, r.create(ps, t, &holder, old, inputs, ph)); err != nil {
 			return err
 		}
 		r.tally.replacedOne()
 		return nil
 	}
-	del := phaseUpdate
+	del := phaseOf(opUpdate)
 	del.reason = "replacement: " + d.Reason + "; deleting the old object first"
 	del.complete, del.doneReason = UpdateInProgress, "replacement: the old object is deleted"
-	oldSub := sub
-	oldSub.provider = old.Provider
-	oldSub.serial = r.serialOf(old.Provider, old.Type, old.Inputs, old.PhysicalID)
-	if err := r.x.run(ctx, &deleteStep{sub: oldSub, ph: del, cur: old}); err != nil {
+	oldTurn := turn{serial: r.serialOf(old.Provider, old.Type, old.Inputs, old.PhysicalID), rank: t.rank}
+	if err := r.x.run(ctx, newDeleteStep(ps.Stack, del, old, nil, "", oldTurn)); err != nil {
 		return err
 	}
 	r.mu.Lock()
 	r.recreated[ps.Key()] = true
 	r.mu.Unlock()
 	ph.reason = "replacement: creating the new object"
-	if err := r.x.run(context.WithoutCancel(ctx), r.create(ps, sub, r.ledger.current(ps.Stack, ps.LogicalID), nil, inputs, ph)); err != nil {
+	if err := r.x.run(context.WithoutCancel(ctx), r.create(ps, t, r.ledger.current(ps.Stack, ps.LogicalID), nil, inputs, ph)); err != nil {
 		return err
 	}
 	r.tally.replacedOne()
@@ -470,7 +465,7 @@ func (r *deployRun) completeStack(as *assembly.Stack, keepOutputs bool) error {
 			return r.lookup(as.ID, t)
 		})
 		if err != nil {
-			status := r.stackStatus(as.ID, "FAILED")
+			status := r.stackOp(as.ID).statuses().failed
 			return r.failWithoutCall(as.ID, "", StackType, status, fmt.Errorf("output %s: %w", key, err))
 		}
 		outs[key] = v

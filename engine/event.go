@@ -30,15 +30,83 @@ const (
 	RollbackFailed           Status = "ROLLBACK_FAILED"
 )
 
-// InProgress reports whether the status is one of the *_IN_PROGRESS statuses.
-func (s Status) InProgress() bool {
-	return len(s) > 12 && s[len(s)-12:] == "_IN_PROGRESS"
+// ImportComplete and ImportFailed are the statuses of a resource that Import recorded or could not read.
+const (
+	ImportComplete Status = "IMPORT_COMPLETE"
+	ImportFailed   Status = "IMPORT_FAILED"
+)
+
+// operation is what a stack or resource transition does. Its statuses are looked up in statusTable,
+// never built from its name (terraform: internal/plans/action.go).
+type operation uint8
+
+const (
+	opCreate         operation = iota // a resource's or a never-deployed stack's first create
+	opUpdate                          // a change in place, a replacement, a deploy of a deployed stack
+	opDelete                          // a delete, a destroy
+	opUpdateRollback                  // undoing a run's changes to a stack deployed before it
+	opRollback                        // undoing a run's changes to a stack it deployed first
+	opImport                          // recording an object read from its provider (no in-progress status)
+)
+
+// statusSet is the statuses of one operation: while it runs, when it succeeded, when it failed.
+type statusSet struct {
+	inProgress, complete, failed Status
 }
 
-// Failed reports whether the status is one of the *_FAILED statuses.
-func (s Status) Failed() bool {
-	return len(s) > 7 && s[len(s)-7:] == "_FAILED"
+// statusTable holds each operation's statuses.
+var statusTable = [...]statusSet{
+	opCreate:         {CreateInProgress, CreateComplete, CreateFailed},
+	opUpdate:         {UpdateInProgress, UpdateComplete, UpdateFailed},
+	opDelete:         {DeleteInProgress, DeleteComplete, DeleteFailed},
+	opUpdateRollback: {UpdateRollbackInProgress, UpdateRollbackComplete, UpdateRollbackFailed},
+	opRollback:       {RollbackInProgress, RollbackComplete, RollbackFailed},
+	opImport:         {"", ImportComplete, ImportFailed},
 }
+
+// statuses returns o's statuses.
+func (o operation) statuses() statusSet { return statusTable[o] }
+
+// rollback returns the operation that undoes a run's changes to a stack the run would record with o:
+// opRollback for a first deploy (opCreate), opUpdateRollback otherwise.
+func (o operation) rollback() operation {
+	if o == opCreate {
+		return opRollback
+	}
+	return opUpdateRollback
+}
+
+// statusClass is where a status stands: running, done, failed, or none of these (NO_CHANGES, SKIPPED).
+type statusClass uint8
+
+const (
+	classOther statusClass = iota
+	classInProgress
+	classComplete
+	classFailed
+)
+
+// statusClasses classifies every status of statusTable, and UPDATE_COMPLETE_CLEANUP_IN_PROGRESS.
+var statusClasses = func() map[Status]statusClass {
+	m := map[Status]statusClass{UpdateCompleteCleanup: classInProgress}
+	for _, set := range statusTable {
+		if set.inProgress != "" {
+			m[set.inProgress] = classInProgress
+		}
+		m[set.complete], m[set.failed] = classComplete, classFailed
+	}
+	return m
+}()
+
+// InProgress reports whether the status is one of the *_IN_PROGRESS statuses.
+func (s Status) InProgress() bool { return statusClasses[s] == classInProgress }
+
+// Complete reports whether the status is one of the *_COMPLETE statuses (not
+// UPDATE_COMPLETE_CLEANUP_IN_PROGRESS, which is in progress).
+func (s Status) Complete() bool { return statusClasses[s] == classComplete }
+
+// Failed reports whether the status is one of the *_FAILED statuses.
+func (s Status) Failed() bool { return statusClasses[s] == classFailed }
 
 // Event is one lifecycle transition, emitted once it is durable in state. A stack event has an empty
 // LogicalID.

@@ -32,15 +32,51 @@ type step interface {
 	failed(cur *state.Resource, err error) stepOutcome
 }
 
-// subject is what a step works on.
+// subject is what a step works on. Only the step constructors (newCreateStep and the others in steps.go)
+// make one, through newSubject.
 type subject struct {
 	stack, logicalID, typ string
 	// provider is the provider called (for an object left by a replacement, the old object's provider).
 	provider string
+	turn
+	// invalid is the first invariant of its step that the constructor found broken, or nil. The executor
+	// records it as the step's failure without calling the provider.
+	invalid error
+}
+
+// turn is how a step waits for its turn to call its provider.
+type turn struct {
 	// serial are the keys (resource.SerialKey, resolved) whose changes must run one at a time.
 	serial []string
 	// rank orders steps waiting for a concurrency slot: higher first (planner.Step.Rank).
 	rank int
+}
+
+// newSubject returns the subject of a step of kind (for errors, e.g. "create") on logicalID in stack: an
+// object of typ at provider. It checks that none of them is empty and that each of checks holds (a
+// message of the invariant broken, or ""); the first broken one becomes subject.invalid.
+func newSubject(kind, stack, logicalID, typ, provider string, t turn, checks ...string) subject {
+	sub := subject{stack: stack, logicalID: logicalID, typ: typ, provider: provider, turn: t}
+	switch {
+	case stack == "" || logicalID == "":
+		sub.invalid = fmt.Errorf("engine: %s step without a stack or logical ID (%q/%q)", kind, stack, logicalID)
+	case typ == "" || provider == "":
+		sub.invalid = fmt.Errorf("engine: %s step of %s/%s without a type or provider (%q, %q)", kind, stack, logicalID, typ, provider)
+	}
+	for _, c := range checks {
+		if sub.invalid == nil && c != "" {
+			sub.invalid = fmt.Errorf("engine: %s step of %s/%s: %s", kind, stack, logicalID, c)
+		}
+	}
+	return sub
+}
+
+// unless returns "" when ok holds and why when it does not: an invariant for newSubject.
+func unless(ok bool, why string) string {
+	if ok {
+		return ""
+	}
+	return why
 }
 
 // stepOutcome is the state change a step makes once its call has answered.
@@ -128,6 +164,9 @@ func (x *executor) run(ctx context.Context, s step) error {
 	if ctx.Err() != nil {
 		return errNotStarted
 	}
+	if sub.invalid != nil {
+		return x.settle(sub, s, sub.invalid) // a step that breaks its invariants calls nothing
+	}
 	prov, err := x.reg.Provider(sub.provider)
 	if err == nil {
 		err = x.providerDown(sub.provider)
@@ -169,7 +208,7 @@ func (x *executor) run(ctx context.Context, s step) error {
 }
 
 // settle records a step's outcome: a success is queued and not waited for (the step's dependents may start
-// at once: each waits for its own pending record, which the journal makes durable only after this one); a
+// at once: each waits for its own pending record, which the commit pipeline makes durable only after this one); a
 // failure is a Failure of the run, recorded before run returns.
 func (x *executor) settle(sub subject, s step, callErr error) error {
 	cur := x.ledger.current(sub.stack, sub.logicalID)

@@ -10,12 +10,6 @@ import (
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
-// ImportComplete and ImportFailed are the statuses of a resource that Import recorded or could not read.
-const (
-	ImportComplete Status = "IMPORT_COMPLETE"
-	ImportFailed   Status = "IMPORT_FAILED"
-)
-
 // ErrManaged is returned (wrapped) by Import when state already records an object for the resource.
 var ErrManaged = errors.New("already managed by cdkx")
 
@@ -44,8 +38,7 @@ func Import(ctx context.Context, st *state.Stack, r *assembly.Resource, physical
 	if old := st.Resources[r.LogicalID]; old != nil {
 		tmpl.Replaced = old.Replaced // objects left by an earlier replacement stay known
 	}
-	s := &importStep{sub: subject{stack: st.Name, logicalID: r.LogicalID, typ: r.Type, provider: r.Provider},
-		physicalID: physicalID, schema: schema, template: tmpl}
+	s := newImportStep(st.Name, tmpl, physicalID, schema)
 	callErr := run.x.run(ctx, s)
 	res := run.finish([]string{st.Name}, deployments, ending{interrupted: errors.Is(callErr, errNotStarted)})
 	if callErr != nil && !errors.Is(callErr, errNotStarted) && !IsStateError(callErr) {

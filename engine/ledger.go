@@ -8,13 +8,13 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
-// ledger is a run's view of state: each stack as it is now, in memory, and the journal that makes every
-// change durable in the order it was made. A change is visible in memory at once and durable when its
-// wait returns nil. After a failed write every later one fails too (the journal's error sticks) and the
+// ledger is a run's view of state: each stack as it is now, in memory, and the commit pipeline that makes
+// every change durable in the order it was made. A change is visible in memory at once and durable when
+// its wait returns nil. After a failed write every later one fails too (the pipeline's error sticks) and the
 // run starts no new step.
 type ledger struct {
-	j   *journal
-	now func() time.Time
+	commits *commitPipeline
+	now     func() time.Time
 
 	mu       sync.Mutex
 	stacks   map[string]*state.Stack // guarded by mu, and so is every record in them
@@ -33,14 +33,14 @@ func (l *ledger) current(stack, logicalID string) *state.Resource {
 	return l.stacks[stack].Resources[logicalID]
 }
 
-// failed returns the first failed state write, or nil: one a caller waited for, or one the journal met
+// failed returns the first failed state write, or nil: one a caller waited for, or one the pipeline met
 // with a change nobody waits for (applyAsync).
 func (l *ledger) failed() error {
 	l.mu.Lock()
 	err := l.stateErr
 	l.mu.Unlock()
-	if err == nil && l.j != nil {
-		err = l.j.failure()
+	if err == nil && l.commits != nil {
+		err = l.commits.failure()
 	}
 	return err
 }
@@ -64,10 +64,10 @@ func (l *ledger) enqueue(stack, logicalID string, next *state.Resource, drop boo
 		changes = []state.Change{{Kind: state.PutResource, Resource: next}}
 	}
 	if !wait {
-		l.j.send(stack, changes, e)
+		l.commits.send(stack, changes, e)
 		return nil
 	}
-	return l.j.enqueue(stack, changes, e)
+	return l.commits.enqueue(stack, changes, e)
 }
 
 // apply records a change and waits until it is durable.
@@ -75,9 +75,9 @@ func (l *ledger) apply(stack, logicalID string, next *state.Resource, drop bool,
 	return l.wait(l.enqueue(stack, logicalID, next, drop, e, true))
 }
 
-// applyAsync records a change without waiting: a failure to write it is the journal's sticky error, which
+// applyAsync records a change without waiting: a failure to write it is the pipeline's sticky error, which
 // fails every later write and stops the run (failed). No goroutine waits for it: a large run of instant
-// steps would otherwise hold one per step queued behind the journal.
+// steps would otherwise hold one per step queued behind the pipeline.
 func (l *ledger) applyAsync(stack, logicalID string, next *state.Resource, drop bool, e Event) {
 	l.enqueue(stack, logicalID, next, drop, e, false)
 }
@@ -93,13 +93,13 @@ func (l *ledger) record(stack string, changes []state.Change, events ...Event) e
 	for i := range events {
 		events[i].Time = now
 	}
-	return l.wait(l.j.enqueue(stack, changes, events...))
+	return l.wait(l.commits.enqueue(stack, changes, events...))
 }
 
-// event queues an event without waiting (the walker must not block on state; the journal keeps the order).
+// event queues an event without waiting (the walker must not block on state; the pipeline keeps the order).
 func (l *ledger) event(stack string, e Event) {
 	e.Time = l.now().UTC()
-	l.j.send(stack, nil, e)
+	l.commits.send(stack, nil, e)
 }
 
 // putStack applies a stack-level change in memory and records it with its events.
@@ -122,13 +122,13 @@ func (l *ledger) wait(ch <-chan error) error {
 	return err
 }
 
-// close stops the journal once everything queued is committed and returns the first failed write.
+// close stops the pipeline once everything queued is committed and returns the first failed write.
 func (l *ledger) close() error {
-	l.j.close()
+	l.commits.close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.j.err != nil && l.stateErr == nil { // the journal's goroutine is done: reading its err is safe
-		l.stateErr = l.j.err
+	if l.commits.err != nil && l.stateErr == nil { // the pipeline's goroutine is done: reading its err is safe
+		l.stateErr = l.commits.err
 	}
 	return l.stateErr
 }

@@ -59,8 +59,8 @@ func Refresh(ctx context.Context, stacks []*state.Stack, opts Options, ropts Ref
 		return res, nil
 	}
 	if ropts.DryRun {
-		r.ledger.j = newJournal(nil, nil, opts.OnEvent)
-		r.ledger.j.dryRun = true
+		r.ledger.commits = newCommitPipeline(nil, nil, opts.OnEvent)
+		r.ledger.commits.dryRun = true
 	} else {
 		deployments, err := r.start(ctx, names, state.KindRefresh, func(string) []byte { return nil })
 		if err != nil {
@@ -85,7 +85,7 @@ func Refresh(ctx context.Context, stacks []*state.Stack, opts Options, ropts Ref
 	if !ropts.DryRun {
 		for _, name := range names {
 			d := res.Deployments[name]
-			d.Status, d.FinishedAt, d.Version = state.StatusCompleted, r.opts.Now().UTC(), r.ledger.j.versions[name]
+			d.Status, d.FinishedAt, d.Version = state.StatusCompleted, r.opts.Now().UTC(), r.ledger.commits.versions[name]
 			for _, f := range r.tally.failures {
 				if f.Stack == name {
 					d.Status, d.Error = state.StatusFailed, fmt.Sprintf("%s: %v", f.LogicalID, f.Err)
@@ -132,7 +132,6 @@ func PendingOperations(stacks []*state.Stack) int {
 
 // refreshOne chooses the step that reads rec and runs it.
 func (r *run) refreshOne(ctx context.Context, stack string, rec *state.Resource) error {
-	sub := subject{stack: stack, logicalID: rec.LogicalID, typ: rec.Type, provider: rec.Provider}
 	p := rec.Pending
 	switch {
 	case p != nil && p.Op == state.PendingDelete && p.PhysicalID != "" && p.PhysicalID != rec.PhysicalID:
@@ -144,18 +143,17 @@ func (r *run) refreshOne(ctx context.Context, stack string, rec *state.Resource)
 			return r.ledger.put(stack, &next, Event{Stack: stack, Type: rec.Type, LogicalID: rec.LogicalID, PhysicalID: p.PhysicalID,
 				Status: DeleteComplete, Reason: "recovered: the interrupted delete had been recorded"})
 		}
-		sub.provider = rec.Replaced[i].Provider
-		return r.x.run(ctx, &readReplacedStep{sub: sub, rec: rec, obj: rec.Replaced[i]})
+		return r.x.run(ctx, newReadReplacedStep(stack, rec, rec.Replaced[i]))
 	case p != nil && rec.PhysicalID == "":
 		if info, known := r.opts.Providers.Info(rec.Provider); known && !info.CanLocate {
 			return r.failWithoutCall(stack, rec.LogicalID, rec.Type, Status(rec.Status), fmt.Errorf(
 				"a create of %s was interrupted and provider %s cannot look objects up by their inputs: check the provider for an object created at %s and delete it, then remove the record with cdkx destroy --target",
 				rec.LogicalID, rec.Provider, p.StartedAt.UTC().Format("2006-01-02T15:04:05Z")))
 		}
-		return r.x.run(ctx, &locateStep{sub: sub, rec: rec})
+		return r.x.run(ctx, newLocateStep(stack, rec))
 	}
 	schema, _, _ := r.opts.Providers.Schema(rec.Provider, rec.Type)
-	return r.x.run(ctx, &readStep{sub: sub, rec: rec, schema: schema})
+	return r.x.run(ctx, newReadStep(stack, rec, schema))
 }
 
 // refreshed decides what a read of rec found: gone, recovered, drifted or in sync.

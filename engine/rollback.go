@@ -55,7 +55,7 @@ func (r *deployRun) rollback(ctx context.Context, stacks []string) map[string]bo
 	r.mu.Unlock()
 	for _, s := range stacks {
 		ok[s] = true
-		r.stackEvent(s, r.rollbackStatus(s, "IN_PROGRESS"), "rolling back the changes of this run")
+		r.stackEvent(s, r.stackOp(s).rollback().statuses().inProgress, "rolling back the changes of this run")
 	}
 	if len(steps) == 0 {
 		return ok
@@ -91,8 +91,7 @@ func (r *deployRun) undo(ctx context.Context, a applied) error {
 	if cur == nil {
 		return nil
 	}
-	sub := subject{stack: a.stack, logicalID: a.logicalID, typ: cur.Type, provider: cur.Provider,
-		serial: r.serialOf(cur.Provider, cur.Type, cur.Inputs, cur.PhysicalID)}
+	t := turn{serial: r.serialOf(cur.Provider, cur.Type, cur.Inputs, cur.PhysicalID)}
 	schema, _, _ := r.opts.Providers.Schema(cur.Provider, cur.Type)
 	switch {
 	case a.op == planner.OpUpdate:
@@ -104,13 +103,13 @@ func (r *deployRun) undo(ctx context.Context, a applied) error {
 				changed = append(changed, c.Name)
 			}
 		}
-		ph := phaseUndo
+		ph := phaseOf(opUpdateRollback)
 		ph.reason, ph.doneReason = "restoring the last applied inputs", "restored"
-		return r.x.run(ctx, &updateStep{sub: sub, ph: ph, old: cur, inputs: restored.Inputs, next: &restored, changed: changed})
+		return r.x.run(ctx, newUpdateStep(a.stack, ph, cur, restored.Inputs, &restored, changed, t))
 	case a.op == planner.OpReplace && a.dbr:
-		return r.recreate(ctx, sub, cur, a)
+		return r.recreate(ctx, t, cur, a)
 	}
-	ph := phaseUndo
+	ph := phaseOf(opUpdateRollback)
 	ph.reason, ph.doneReason = "deleting the object this run created", "deleted"
 	var then *state.Resource
 	if a.op == planner.OpReplace {
@@ -123,13 +122,13 @@ func (r *deployRun) undo(ctx context.Context, a applied) error {
 		restored.Status = string(UpdateRollbackComplete)
 		then, ph.doneReason = &restored, "restored the object from before this run"
 	}
-	return r.x.run(ctx, &deleteStep{sub: sub, ph: ph, cur: cur, then: then, count: UpdateRollbackComplete})
+	return r.x.run(ctx, newDeleteStep(a.stack, ph, cur, then, UpdateRollbackComplete, t))
 }
 
 // recreate undoes a delete-before-replace replacement: it deletes the new object, then creates an object
 // again from the inputs last applied before the replacement deleted the old one (a create step: its pending
 // record comes first, so a crash in between cannot orphan it).
-func (r *deployRun) recreate(ctx context.Context, sub subject, cur *state.Resource, a applied) error {
+func (r *deployRun) recreate(ctx context.Context, t turn, cur *state.Resource, a applied) error {
 	schema, _, _ := r.opts.Providers.Schema(a.before.Provider, a.before.Type)
 	for k, ps := range schema.Properties {
 		if _, isFP := resource.FingerprintSalt(a.before.Inputs[k]); ps.WriteOnly && isFP {
@@ -137,20 +136,19 @@ func (r *deployRun) recreate(ctx context.Context, sub subject, cur *state.Resour
 				fmt.Errorf("cannot re-create the replaced object: its write-only property %q is not kept in state; deploy again", k))
 		}
 	}
-	del := phaseUndo
+	del := phaseOf(opUpdateRollback)
 	del.reason = "deleting the replacement this run created"
 	del.complete, del.doneReason = UpdateRollbackInProgress, "deleted the replacement"
-	if err := r.x.run(ctx, &deleteStep{sub: sub, ph: del, cur: cur}); err != nil {
+	if err := r.x.run(ctx, newDeleteStep(a.stack, del, cur, nil, "", t)); err != nil {
 		return err
 	}
 	tmpl := *a.before
-	tmpl.Replaced = nil
+	tmpl.PhysicalID, tmpl.Replaced = "", nil // the create makes a new object
 	if now := r.ledger.current(a.stack, a.logicalID); now != nil {
 		tmpl.Replaced = now.Replaced
 	}
-	sub.provider, sub.typ = a.before.Provider, a.before.Type
-	sub.serial = r.serialOf(a.before.Provider, a.before.Type, a.before.Inputs, "")
-	ph := phaseUndo
+	ph := phaseOf(opUpdateRollback)
 	ph.reason, ph.doneReason = "re-creating the object the replacement had deleted", "re-created the object the replacement had deleted"
-	return r.x.run(ctx, &createStep{sub: sub, ph: ph, inputs: a.before.Inputs, template: &tmpl})
+	t = turn{serial: r.serialOf(a.before.Provider, a.before.Type, a.before.Inputs, "")}
+	return r.x.run(ctx, newCreateStep(a.stack, ph, &tmpl, a.before.Inputs, nil, t))
 }

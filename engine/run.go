@@ -122,7 +122,7 @@ func (r *Result) Err() error {
 	return nil
 }
 
-// run is what every verb shares: the ledger (state in memory and its journal), the tally and the
+// run is what every verb shares: the ledger (state in memory and its commit pipeline), the tally and the
 // executor. The deploy driver adds its own fields (deployRun).
 type run struct {
 	opts Options
@@ -155,7 +155,7 @@ func (r *run) addStack(st *state.Stack) {
 	r.ledger.stacks[st.Name] = &c
 }
 
-// start returns the run's deployment per stack and opens the journal: those of Options.Deployments, or
+// start returns the run's deployment per stack and opens the commit pipeline: those of Options.Deployments, or
 // new ones it records (PENDING with the template each runs with, then claimed; finish closes them).
 func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentKind,
 	template func(string) []byte) (map[string]*state.Deployment, error) {
@@ -170,7 +170,7 @@ func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentK
 			c := *d
 			out[name], ids[name] = &c, d.ID
 		}
-		r.ledger.j = newJournal(r.opts.Backend, ids, r.opts.OnEvent)
+		r.ledger.commits = newCommitPipeline(r.opts.Backend, ids, r.opts.OnEvent)
 		return out, nil
 	}
 	now := r.opts.Now().UTC()
@@ -194,7 +194,7 @@ func (r *run) start(ctx context.Context, stacks []string, kind state.DeploymentK
 		out[d.Stack], ids[d.Stack] = d, d.ID
 	}
 	r.owned = true
-	r.ledger.j = newJournal(r.opts.Backend, ids, r.opts.OnEvent)
+	r.ledger.commits = newCommitPipeline(r.opts.Backend, ids, r.opts.OnEvent)
 	return out, nil
 }
 
@@ -245,23 +245,15 @@ func (r *run) interruptReason() string {
 	return ErrInterrupted.Error()
 }
 
-// stackStatus returns CREATE_<suffix> for a stack never deployed and UPDATE_<suffix> otherwise.
-func (r *run) stackStatus(stack, suffix string) Status {
+// stackOp returns the operation a run records for stack: opCreate for a stack never deployed, opUpdate
+// otherwise.
+func (r *run) stackOp(stack string) operation {
 	r.ledger.mu.Lock()
 	defer r.ledger.mu.Unlock()
 	if r.ledger.stacks[stack].Version == 0 {
-		return Status("CREATE_" + suffix)
+		return opCreate
 	}
-	return Status("UPDATE_" + suffix)
-}
-
-// rollbackStatus returns UPDATE_ROLLBACK_<suffix> for a stack deployed before, ROLLBACK_<suffix> for a
-// first deploy.
-func (r *run) rollbackStatus(stack, suffix string) Status {
-	if r.stackStatus(stack, "X") == "CREATE_X" {
-		return Status("ROLLBACK_" + suffix)
-	}
-	return Status("UPDATE_ROLLBACK_" + suffix)
+	return opUpdate
 }
 
 func (r *run) stackEvent(stack string, status Status, reason string) {
@@ -291,7 +283,7 @@ type ending struct {
 	skipped map[string]string
 }
 
-// finish writes each stack's final status, closes the journal and each deployment record.
+// finish writes each stack's final status, closes the commit pipeline and each deployment record.
 func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, end ending) *Result {
 	failedStacks := r.tally.failedStacks()
 	for name, why := range end.skipped {
@@ -301,25 +293,26 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 	}
 	for _, name := range stacks {
 		var status Status
+		op := r.stackOp(name)
 		rbOK, rolled := end.rolledBack[name]
 		failed := failedStacks[name] != ""
 		switch {
 		case rolled && rbOK:
-			status = r.rollbackStatus(name, "COMPLETE")
+			status = op.rollback().statuses().complete
 		case rolled:
-			status = r.rollbackStatus(name, "FAILED")
+			status = op.rollback().statuses().failed
 		case end.destroy && r.opts.Selection.IsPartial(name) && !failed && !end.interrupted:
-			status = r.stackStatus(name, "COMPLETE") // targeting left resources: the stack lives on
+			status = op.statuses().complete // targeting left resources: the stack lives on
 		case end.destroy && r.opts.Selection.IsPartial(name):
-			status = r.stackStatus(name, "FAILED")
+			status = op.statuses().failed
 		case end.destroy && !failed && !end.interrupted:
 			status = DeleteComplete
 		case end.destroy:
 			status = DeleteFailed
 		case failed || end.interrupted || end.aborted[name] != "":
-			status = r.stackStatus(name, "FAILED")
+			status = op.statuses().failed
 		default:
-			status = r.stackStatus(name, "COMPLETE")
+			status = op.statuses().complete
 		}
 		r.ledger.mu.Lock()
 		st := r.ledger.stacks[name]
@@ -360,7 +353,7 @@ func (r *run) finish(stacks []string, deployments map[string]*state.Deployment, 
 			d.Status, d.Error = state.StatusFailed, stateErr.Error()
 		}
 		d.FinishedAt = r.opts.Now().UTC()
-		d.Version = r.ledger.j.versions[name]
+		d.Version = r.ledger.commits.versions[name]
 		if err := r.close(d, nil); err != nil && stateErr == nil {
 			stateErr = &StateError{Err: err}
 		}

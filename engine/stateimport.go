@@ -61,7 +61,7 @@ func ImportState(ctx context.Context, b state.Backend, st *state.Stack, opts Opt
 			changes = append(changes, state.Change{Kind: state.DeleteResource, LogicalID: r.LogicalID})
 		}
 	}
-	ev := state.Event{DeploymentID: d.ID, Time: opts.Now().UTC(), Stack: st.Name, Type: StackType, Status: "IMPORT_COMPLETE",
+	ev := state.Event{DeploymentID: d.ID, Time: opts.Now().UTC(), Stack: st.Name, Type: StackType, Status: string(ImportComplete),
 		Reason: fmt.Sprintf("%d resource(s) imported, replacing %d", len(st.Resources), len(cur.Resources))}
 	v, err := b.Commit(context.WithoutCancel(ctx), d.ID, st.Name, changes, []state.Event{ev})
 	status, msg := state.StatusCompleted, ""

@@ -11,20 +11,17 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
-// phase is where a step stands in its run: the statuses its events carry and why it runs. The same kind
-// of step serves several phases (a create in a deploy, in a replacement, in a rollback's re-create).
+// phase is where a step stands in its run: the statuses its events carry (its operation's, from
+// statusTable) and why it runs. The same kind of step serves several phases (a create in a deploy, in a
+// replacement, in a rollback's re-create).
 type phase struct {
-	inProgress, complete, failed Status
-	reason                       string // of the *_IN_PROGRESS event
-	doneReason                   string // of the *_COMPLETE event
+	statusSet
+	reason     string // of the *_IN_PROGRESS event
+	doneReason string // of the *_COMPLETE event
 }
 
-var (
-	phaseCreate = phase{inProgress: CreateInProgress, complete: CreateComplete, failed: CreateFailed}
-	phaseUpdate = phase{inProgress: UpdateInProgress, complete: UpdateComplete, failed: UpdateFailed}
-	phaseDelete = phase{inProgress: DeleteInProgress, complete: DeleteComplete, failed: DeleteFailed}
-	phaseUndo   = phase{inProgress: UpdateRollbackInProgress, complete: UpdateRollbackComplete, failed: UpdateRollbackFailed}
-)
+// phaseOf returns the phase of op with no reasons.
+func phaseOf(op operation) phase { return phase{statusSet: op.statuses()} }
 
 // createStep creates a new object for a resource (a create, either half of a replacement, a rollback's
 // re-create). Pending operation: creating, with the inputs sent, so that recovery can locate the object.
@@ -42,6 +39,16 @@ type createStep struct {
 	result resource.CreateResult
 	// located is set when the create's answer was lost and its object was found (settleUnknown).
 	located bool
+}
+
+// newCreateStep returns the step that creates the object of template (the new record but for its physical
+// ID, outputs and status) in stack, sending inputs; keep is what state records when the create fails (see
+// createStep.keep). The template has no physical ID and no pending operation.
+func newCreateStep(stack string, ph phase, template *state.Resource, inputs resource.Properties, keep *state.Resource, t turn) *createStep {
+	sub := newSubject("create", stack, template.LogicalID, template.Type, template.Provider, t,
+		unless(template.PhysicalID == "", "the new record already has a physical ID"),
+		unless(template.Pending == nil, "the new record already has a pending operation"))
+	return &createStep{sub: sub, ph: ph, inputs: inputs, template: template, keep: keep}
 }
 
 func (s *createStep) subject() subject { return s.sub }
@@ -195,6 +202,15 @@ type updateStep struct {
 	result resource.UpdateResult
 }
 
+// newUpdateStep returns the step that changes old's live object in place in stack, sending inputs as New;
+// next is the record after success but for its outputs and status, changed the names of the changed
+// properties. old has a physical ID.
+func newUpdateStep(stack string, ph phase, old *state.Resource, inputs resource.Properties, next *state.Resource, changed []string, t turn) *updateStep {
+	sub := newSubject("update", stack, old.LogicalID, old.Type, old.Provider, t,
+		unless(old.PhysicalID != "", "no live object to update"))
+	return &updateStep{sub: sub, ph: ph, old: old, inputs: inputs, next: next, changed: changed}
+}
+
 func (s *updateStep) subject() subject { return s.sub }
 
 func (s *updateStep) begin(_ *state.Resource, now time.Time) (*state.Resource, Event) {
@@ -238,6 +254,14 @@ type deleteStep struct {
 	then *state.Resource
 	// count is what the run counts on success ("": nothing, e.g. half of a replacement).
 	count Status
+}
+
+// newDeleteStep returns the step that deletes cur's live object in stack; then is the record after success
+// (nil: see deleteStep.then), count what the run counts on success. cur has a physical ID.
+func newDeleteStep(stack string, ph phase, cur, then *state.Resource, count Status, t turn) *deleteStep {
+	sub := newSubject("delete", stack, cur.LogicalID, cur.Type, cur.Provider, t,
+		unless(cur.PhysicalID != "", "no live object to delete"))
+	return &deleteStep{sub: sub, ph: ph, cur: cur, then: then, count: count}
 }
 
 func (s *deleteStep) subject() subject { return s.sub }
@@ -285,6 +309,14 @@ func (s *deleteStep) failed(_ *state.Resource, err error) stepOutcome {
 type deleteReplacedStep struct {
 	sub subject
 	obj state.Object
+}
+
+// newDeleteReplacedStep returns the step that deletes obj, an object left by a replacement of logicalID in
+// stack. obj has a physical ID.
+func newDeleteReplacedStep(stack, logicalID string, obj state.Object, t turn) *deleteReplacedStep {
+	sub := newSubject("delete", stack, logicalID, obj.Type, obj.Provider, t,
+		unless(obj.PhysicalID != "", "no replaced object to delete"))
+	return &deleteReplacedStep{sub: sub, obj: obj}
 }
 
 func (s *deleteReplacedStep) subject() subject { return s.sub }
@@ -343,6 +375,11 @@ type readStep struct {
 	gone bool
 }
 
+// newReadStep returns the step that reads rec's object in stack (refresh); schema is its type's.
+func newReadStep(stack string, rec *state.Resource, schema resource.Schema) *readStep {
+	return &readStep{sub: newSubject("read", stack, rec.LogicalID, rec.Type, rec.Provider, turn{}), rec: rec, schema: schema}
+}
+
 func (s *readStep) subject() subject { return s.sub }
 
 func (s *readStep) call(ctx context.Context, p Provider) error {
@@ -375,6 +412,14 @@ type locateStep struct {
 	id       string
 	live     resource.ReadResult
 	notFound bool
+}
+
+// newLocateStep returns the step that settles rec's interrupted create in stack. rec has a pending
+// operation and no physical ID.
+func newLocateStep(stack string, rec *state.Resource) *locateStep {
+	sub := newSubject("locate", stack, rec.LogicalID, rec.Type, rec.Provider, turn{},
+		unless(rec.Pending != nil && rec.PhysicalID == "", "no interrupted create to settle"))
+	return &locateStep{sub: sub, rec: rec}
 }
 
 func (s *locateStep) subject() subject { return s.sub }
@@ -422,6 +467,14 @@ type readReplacedStep struct {
 	gone bool
 }
 
+// newReadReplacedStep returns the step that settles the interrupted delete of obj, an object left by a
+// replacement and listed in rec, in stack. obj has a physical ID.
+func newReadReplacedStep(stack string, rec *state.Resource, obj state.Object) *readReplacedStep {
+	sub := newSubject("read", stack, rec.LogicalID, obj.Type, obj.Provider, turn{},
+		unless(obj.PhysicalID != "", "no replaced object to read"))
+	return &readReplacedStep{sub: sub, rec: rec, obj: obj}
+}
+
 func (s *readReplacedStep) subject() subject { return s.sub }
 
 func (s *readReplacedStep) call(ctx context.Context, p Provider) error {
@@ -459,6 +512,14 @@ type importStep struct {
 	template   *state.Resource // the record but for inputs, outputs and status
 
 	live resource.ReadResult
+}
+
+// newImportStep returns the step that reads the object physicalID and records it in stack as template (the
+// record but for inputs, outputs and status); schema is its type's. physicalID is not empty.
+func newImportStep(stack string, template *state.Resource, physicalID string, schema resource.Schema) *importStep {
+	sub := newSubject("import", stack, template.LogicalID, template.Type, template.Provider, turn{},
+		unless(physicalID != "", "no physical ID to import"))
+	return &importStep{sub: sub, physicalID: physicalID, schema: schema, template: template}
 }
 
 func (s *importStep) subject() subject { return s.sub }

@@ -34,7 +34,7 @@ func (p palette) status(s engine.Status) lipgloss.Style {
 		return p.busy
 	case s == engine.Skipped || s == engine.NoChanges:
 		return p.dim
-	case strings.HasSuffix(string(s), "_COMPLETE"):
+	case s.Complete():
 		return p.ok
 	}
 	return lipgloss.NewStyle()

@@ -9,26 +9,26 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
-// journal persists state changes and events through one goroutine, grouping the requests that arrive
-// while a commit is running into the next one (group commit): one transaction per stack per batch. A
-// request's changes are durable when its wait returns nil; requests are committed in the order they were
-// enqueued, so two changes to one resource never swap, and when a request is durable every request queued
-// before it is too. After a failed commit every later request fails as well (the error sticks), so that
-// nothing recorded after a lost change is ever taken as durable. Events are handed to onEvent after they
-// are durable, from the journal's goroutine only.
-type journal struct {
+// commitPipeline is the ledger's write-behind: it persists state changes and events through one goroutine,
+// grouping the requests that arrive while a commit is running into the next one (group commit): one
+// transaction per stack per batch. A request's changes are durable when its wait returns nil; requests are
+// committed in the order they were enqueued, so two changes to one resource never swap, and when a request
+// is durable every request queued before it is too. After a failed commit every later request fails as
+// well (the error sticks), so that nothing recorded after a lost change is ever taken as durable. Events
+// are handed to onEvent after they are durable, from the pipeline's goroutine only.
+type commitPipeline struct {
 	backend     state.Backend
 	deployments map[string]string // stack → deployment ID; written before start, read-only after
 	onEvent     func(Event)
 
 	reqs chan *commitReq
 	done chan struct{}
-	err  error // the first failed commit; only the journal's goroutine touches it
+	err  error // the first failed commit; only the pipeline's goroutine touches it
 	// failed is err for other goroutines: set once, when the first commit fails.
 	failed atomic.Pointer[error]
 	// dryRun makes every commit succeed without writing: events still reach onEvent (diff --refresh).
 	dryRun bool
-	// versions holds each stack's version after the journal's last commit to it; read it after close.
+	// versions holds each stack's version after the pipeline's last commit to it; read it after close.
 	versions map[string]int64
 }
 
@@ -39,49 +39,49 @@ type commitReq struct {
 	err     chan error
 }
 
-func newJournal(b state.Backend, deployments map[string]string, onEvent func(Event)) *journal {
-	j := &journal{backend: b, deployments: deployments, onEvent: onEvent,
+func newCommitPipeline(b state.Backend, deployments map[string]string, onEvent func(Event)) *commitPipeline {
+	p := &commitPipeline{backend: b, deployments: deployments, onEvent: onEvent,
 		reqs: make(chan *commitReq, 1024), done: make(chan struct{}), versions: map[string]int64{}}
-	go j.loop()
-	return j
+	go p.loop()
+	return p
 }
 
 // enqueue queues changes and events for stack and returns a channel that yields the commit's result.
-func (j *journal) enqueue(stack string, changes []state.Change, events ...Event) <-chan error {
+func (p *commitPipeline) enqueue(stack string, changes []state.Change, events ...Event) <-chan error {
 	r := &commitReq{stack: stack, changes: changes, events: events, err: make(chan error, 1)}
-	j.reqs <- r
+	p.reqs <- r
 	return r.err
 }
 
 // send queues changes and events for stack without a way to wait for them: a failure to write them is
-// the journal's sticky error (failure), which fails every later request.
-func (j *journal) send(stack string, changes []state.Change, events ...Event) {
-	j.reqs <- &commitReq{stack: stack, changes: changes, events: events}
+// the pipeline's sticky error (failure), which fails every later request.
+func (p *commitPipeline) send(stack string, changes []state.Change, events ...Event) {
+	p.reqs <- &commitReq{stack: stack, changes: changes, events: events}
 }
 
 // failure returns the first failed commit's error, or nil; safe from any goroutine.
-func (j *journal) failure() error {
-	if e := j.failed.Load(); e != nil {
+func (p *commitPipeline) failure() error {
+	if e := p.failed.Load(); e != nil {
 		return *e
 	}
 	return nil
 }
 
-// close stops the journal after every queued request is committed.
-func (j *journal) close() {
-	close(j.reqs)
-	<-j.done
+// close stops the pipeline after every queued request is committed.
+func (p *commitPipeline) close() {
+	close(p.reqs)
+	<-p.done
 }
 
-func (j *journal) loop() {
-	defer close(j.done)
+func (p *commitPipeline) loop() {
+	defer close(p.done)
 	const maxBatch = 512
-	for first := range j.reqs {
+	for first := range p.reqs {
 		batch := []*commitReq{first}
 	drain:
 		for len(batch) < maxBatch {
 			select {
-			case r, ok := <-j.reqs:
+			case r, ok := <-p.reqs:
 				if !ok {
 					break drain
 				}
@@ -90,13 +90,13 @@ func (j *journal) loop() {
 				break drain
 			}
 		}
-		j.flush(batch)
+		p.flush(batch)
 	}
 }
 
 // flush commits a batch: one Commit per stack, stacks in order of first appearance. Commits are not
-// cancelled by the caller's context: a change that reached the journal is recorded.
-func (j *journal) flush(batch []*commitReq) {
+// cancelled by the caller's context: a change that reached the pipeline is recorded.
+func (p *commitPipeline) flush(batch []*commitReq) {
 	var order []string
 	byStack := map[string][]*commitReq{}
 	for _, r := range batch {
@@ -112,22 +112,22 @@ func (j *journal) flush(batch []*commitReq) {
 		for _, r := range reqs {
 			changes = append(changes, r.changes...)
 			for _, e := range r.events {
-				events = append(events, state.Event{DeploymentID: j.deployments[stack], Time: e.Time, Stack: e.Stack,
+				events = append(events, state.Event{DeploymentID: p.deployments[stack], Time: e.Time, Stack: e.Stack,
 					LogicalID: e.LogicalID, Type: e.Type, Status: string(e.Status), Reason: e.Reason})
 			}
 		}
-		err := j.err
-		if err == nil && !j.dryRun {
-			err = j.commitWithRetry(stack, changes, events)
-			j.err = err
+		err := p.err
+		if err == nil && !p.dryRun {
+			err = p.commitWithRetry(stack, changes, events)
+			p.err = err
 			if err != nil {
-				j.failed.Store(&err)
+				p.failed.Store(&err)
 			}
 		}
 		for _, r := range reqs {
-			if err == nil && j.onEvent != nil {
+			if err == nil && p.onEvent != nil {
 				for _, e := range r.events {
-					j.onEvent(e)
+					p.onEvent(e)
 				}
 			}
 			if r.err != nil {
@@ -138,16 +138,16 @@ func (j *journal) flush(batch []*commitReq) {
 }
 
 // commitWithRetry retries a failed commit a few times (a busy database), then gives up.
-func (j *journal) commitWithRetry(stack string, changes []state.Change, events []state.Event) error {
+func (p *commitPipeline) commitWithRetry(stack string, changes []state.Change, events []state.Event) error {
 	var err error
 	for attempt := range 3 {
 		if attempt > 0 {
 			time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
 		}
 		var v int64
-		v, err = j.backend.Commit(context.Background(), j.deployments[stack], stack, changes, events)
+		v, err = p.backend.Commit(context.Background(), p.deployments[stack], stack, changes, events)
 		if err == nil {
-			j.versions[stack] = v
+			p.versions[stack] = v
 			return nil
 		}
 	}
