@@ -1,0 +1,160 @@
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cdkx-dev/cdkx/adapters/core"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/engine/enginetest"
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// Now is the fixed time of a Harness's clock: every elapsed time a run prints is 0.
+var Now = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+// Harness is a command's world in a run test: a factory whose streams are buffers (no terminal), whose
+// clock stands at Now and whose ticker never ticks, with the providers "cdkx" (built in) and "fake" (Cloud,
+// in memory: type enginetest.CloudType), and state in a SQLite file of a temporary directory.
+type Harness struct {
+	F *cli.Factory
+	// In is what a prompt reads; Out and ErrOut hold what the command printed on stdout and stderr.
+	In          *bytes.Buffer
+	Out, ErrOut *bytes.Buffer
+	Cloud       *enginetest.Cloud
+	// State is the path of the SQLite state file (absent until a command or Backend creates it).
+	State string
+}
+
+// New returns a Harness with an empty cloud and no state.
+func New(tb testing.TB) *Harness {
+	tb.Helper()
+	h := &Harness{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Cloud: enginetest.NewCloud(),
+		State: filepath.Join(tb.TempDir(), "state.db")}
+	reg := engine.NewRegistry(core.New(), h.Cloud)
+	h.F = &cli.Factory{IO: &cli.IOStreams{In: h.In, Out: h.Out, ErrOut: h.ErrOut, Width: 100, Height: 24},
+		Version: "v1.2.3", Getenv: func(string) string { return "" }, Now: func() time.Time { return Now },
+		OpenBackend: func(ctx context.Context, location string) (state.Backend, error) {
+			return sqlite.Open(ctx, location)
+		},
+		OpenBackendReadOnly: func(ctx context.Context, location string) (state.Backend, error) {
+			return sqlite.OpenReadOnly(ctx, location)
+		},
+		Providers: func() *engine.Registry { return reg },
+		Ticker:    func() (<-chan time.Time, func()) { return nil, func() {} }}
+	return h
+}
+
+// Config returns the configuration of a run on the assembly in app with the harness's state: one
+// provider call at a time (so that events come in one order), approval for destructive plans.
+func (h *Harness) Config(app string) *cli.Config {
+	return &cli.Config{App: app, State: h.State, Concurrency: 1, RequireApproval: cli.ApprovalDestructive}
+}
+
+// Backend opens the harness's state for a test to prepare or inspect; it is closed when the test ends.
+func (h *Harness) Backend(tb testing.TB) state.Backend {
+	tb.Helper()
+	b, err := sqlite.Open(context.Background(), h.State)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+// Reset empties Out and ErrOut, for the next command of a test.
+func (h *Harness) Reset() {
+	h.Out.Reset()
+	h.ErrOut.Reset()
+}
+
+// Stacks writes a cloud assembly of the stacks in templates (name → template JSON), each depending on the
+// stacks in deps[name], into a new temporary directory and returns that directory.
+func Stacks(tb testing.TB, templates map[string]string, deps map[string][]string) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	var arts []string
+	for name, tmpl := range templates {
+		d := `[]`
+		if len(deps[name]) > 0 {
+			d = `["` + strings.Join(deps[name], `","`) + `"]`
+		}
+		arts = append(arts, `"`+name+`": {"type": "cdkx:stack", "properties": {"templateFile": "`+name+`.json"}, "dependencies": `+d+`}`)
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(tmpl), 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	manifest := `{"version": "1.0.0", "artifacts": {` + strings.Join(arts, ", ") + `}}`
+	if err := os.WriteFile(filepath.Join(dir, "manifest.json"), []byte(manifest), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// uuidPattern matches a deployment or lock ID.
+var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// Scrub returns s with what differs from run to run replaced: each distinct UUID by ID1, ID2… in order of
+// first appearance, the user@host of cli.CreatedBy by USER@HOST, and each of the paths by its name in
+// upper case (e.g. "APP").
+func Scrub(s string, paths map[string]string) string {
+	for name, p := range paths {
+		s = strings.ReplaceAll(s, p, name)
+	}
+	s = strings.ReplaceAll(s, cli.CreatedBy(), "USER@HOST")
+	seen := map[string]string{}
+	return uuidPattern.ReplaceAllStringFunc(s, func(id string) string {
+		if n, ok := seen[id]; ok {
+			return n
+		}
+		seen[id] = "ID" + strconv.Itoa(len(seen)+1)
+		return seen[id]
+	})
+}
+
+// Output returns what the command printed, as a golden file holds it: "== stdout", stdout, "== stderr",
+// stderr, scrubbed (Scrub) of the paths.
+func (h *Harness) Output(paths map[string]string) string {
+	return Scrub("== stdout\n"+h.Out.String()+"== stderr\n"+h.ErrOut.String(), paths)
+}
+
+// Execute runs cmd as a subcommand of the cdkx root (so that the global flags are there) with args and
+// returns its error; what cobra prints goes to a discarded buffer.
+func Execute(cmd *cobra.Command, args ...string) error {
+	root := cli.NewRootCmd("test")
+	root.AddCommand(cmd)
+	root.SetArgs(append([]string{cmd.Name()}, args...))
+	var discard bytes.Buffer
+	root.SetOut(&discard)
+	root.SetErr(&discard)
+	return root.ExecuteContext(context.Background())
+}
+
+// FlagFactory returns the factory of a flag test: streams on empty buffers and the process's environment
+// (the test sets what it needs with t.Setenv: viper reads CDKX_* variables from there).
+func FlagFactory() *cli.Factory {
+	return &cli.Factory{IO: &cli.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: os.Getenv}
+}
+
+// Objects returns the cloud's objects by their "key" property (fmt's %v of it), for comparing what a
+// run left at the provider whatever physical IDs it got.
+func (h *Harness) Objects() map[string]resource.Properties {
+	out := map[string]resource.Properties{}
+	for _, p := range h.Cloud.Objects() {
+		out[fmt.Sprint(p["key"])] = p
+	}
+	return out
+}

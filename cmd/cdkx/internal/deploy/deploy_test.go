@@ -1,0 +1,267 @@
+package deploy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"gotest.tools/v3/golden"
+
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/engine/enginetest"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// TestNewCmdDeploy checks what the flags and the CDKX_* variables make of the options deployRun receives.
+// Not parallel: the variables are the process's (viper reads them there).
+func TestNewCmdDeploy(t *testing.T) {
+	base := func(change func(o *Options)) *Options {
+		o := &Options{Config: &cli.Config{App: "cdkx.out", State: cli.DefaultStatePath, Concurrency: 10,
+			RequireApproval: cli.ApprovalDestructive}}
+		if change != nil {
+			change(o)
+		}
+		return o
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    *Options
+		wantErr string
+	}{
+		{name: "defaults", want: base(nil)},
+		{name: "stacks and plan flags",
+			args: []string{"App", "Zones", "-e", "--replace", "App/A", "--replace", "B", "--target", "App/Www", "--exclude", "Mail"},
+			want: base(func(o *Options) {
+				o.Stacks, o.Exclusively, o.Replace = []string{"App", "Zones"}, true, []string{"App/A", "B"}
+				o.Target = project.TargetFlags{Targets: []string{"App/Www"}, Excludes: []string{"Mail"}}
+			})},
+		{name: "refresh and no rollback", args: []string{"--refresh", "--no-rollback"},
+			want: base(func(o *Options) { o.Refresh, o.NoRollback = true, true })},
+		{name: "propose", args: []string{"--propose", "--message", "lower the TTL", "--json"},
+			want: base(func(o *Options) { o.Propose, o.Message, o.Config.JSON = true, "lower the TTL", true })},
+		{name: "no wait", args: []string{"--no-wait", "--lock-timeout", "10m"},
+			want: base(func(o *Options) { o.NoWait, o.Config.LockTimeout = true, 10*time.Minute })},
+		{name: "approval flags", args: []string{"--yes", "--require-approval", "ANY", "--show-unchanged", "--concurrency", "3"},
+			want: base(func(o *Options) {
+				o.Config.Yes, o.Config.RequireApproval, o.Config.ShowUnchanged, o.Config.Concurrency = true, cli.ApprovalAny, true, 3
+			})},
+		{name: "auto-approve is yes", args: []string{"--auto-approve"}, want: base(func(o *Options) { o.Config.Yes = true })},
+		{name: "environment", env: map[string]string{"CDKX_YES": "true", "CDKX_REQUIRE_APPROVAL": "never", "CDKX_CONCURRENCY": "5",
+			"CDKX_JSON": "1", "CDKX_LOCK_TIMEOUT": "1m", "CDKX_APP": "out", "CDKX_STATE": "s.db", "CDKX_SECRETS_PASSPHRASE": "pw"},
+			want: base(func(o *Options) {
+				c := o.Config
+				c.Yes, c.RequireApproval, c.Concurrency, c.JSON, c.LockTimeout, c.App, c.State, c.Passphrase =
+					true, cli.ApprovalNever, 5, true, time.Minute, "out", "s.db", "pw"
+			})},
+		{name: "flags win over the environment", args: []string{"--concurrency", "2", "--require-approval", "destructive"},
+			env:  map[string]string{"CDKX_CONCURRENCY": "5", "CDKX_REQUIRE_APPROVAL": "any"},
+			want: base(func(o *Options) { o.Config.Concurrency = 2 })},
+		{name: "no-wait and propose", args: []string{"--no-wait", "--propose"},
+			wantErr: "if any flags in the group [no-wait propose] are set none of the others can be; [no-wait propose] were all set"},
+		{name: "bad approval level", args: []string{"--require-approval", "sometimes"},
+			wantErr: `invalid value "sometimes" for --require-approval: want never, destructive or any`},
+		{name: "bad approval level in the environment", env: map[string]string{"CDKX_REQUIRE_APPROVAL": "sometimes"},
+			wantErr: `invalid value "sometimes" for --require-approval: want never, destructive or any`},
+		{name: "zero concurrency", args: []string{"--concurrency", "0"}, wantErr: "--concurrency must be at least 1, got 0"},
+		{name: "malformed concurrency variable", env: map[string]string{"CDKX_CONCURRENCY": "ten"},
+			wantErr: `invalid value "ten" for CDKX_CONCURRENCY: want a whole number, e.g. 10`},
+		{name: "unknown flag", args: []string{"--rollback"}, wantErr: "unknown flag: --rollback"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var got *Options
+			cmd := NewCmdDeploy(apptest.FlagFactory(), func(_ context.Context, o *Options) error { got = o; return nil })
+			err := apptest.Execute(cmd, tt.args...)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr {
+					t.Fatalf("deploy %q: error %v, want %q", tt.args, err, tt.wantErr)
+				}
+				if got != nil {
+					t.Errorf("deploy %q: run called despite the error", tt.args)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("deploy %q: %v", tt.args, err)
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(Options{}, "F"), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("deploy %q options (-want +got):\n%s", tt.args, diff)
+			}
+		})
+	}
+}
+
+// template declares a chain on the fake cloud and the built-in provider (one order of events whatever the
+// scheduling): A; D, a Cdkx::Core::Data holding A's id; B, whose value is D's output. Its output Id is A's
+// id. keyA is A's create-only key: changing it replaces A.
+func template(keyA string) string {
+	return `{"resources": {
+	"A": {"type": "Fake::Test::Thing", "properties": {"key": "` + keyA + `", "value": "1"}},
+	"D": {"type": "Cdkx::Core::Data", "properties": {"input": {"ref": "A", "attr": "id"}}},
+	"B": {"type": "Fake::Test::Thing", "properties": {"key": "b", "value": {"ref": "D", "attr": "output"}}}},
+	"outputs": {"Id": {"value": {"ref": "A", "attr": "id"}}}}`
+}
+
+// failCreate makes the cloud refuse to create the resource logicalID.
+func failCreate(logicalID string) func(op, id string) error {
+	return func(op, id string) error {
+		if op == "create" && id == logicalID {
+			return enginetest.ErrInjected
+		}
+		return nil
+	}
+}
+
+// resources returns the logical IDs and statuses of the resources state records for stack A.
+func resources(t *testing.T, h *apptest.Harness) map[string]string {
+	t.Helper()
+	st, err := h.Backend(t).GetStack(t.Context(), "A")
+	if errors.Is(err, state.ErrNotFound) {
+		return map[string]string{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, r := range st.SortedResources() {
+		out[r.LogicalID] = string(r.Status)
+	}
+	return out
+}
+
+// deployments returns the kinds and statuses of the recorded deployments, oldest first.
+func deployments(t *testing.T, h *apptest.Harness) []string {
+	t.Helper()
+	ds, err := h.Backend(t).ListDeployments(t.Context(), state.DeploymentFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for i := len(ds) - 1; i >= 0; i-- {
+		out = append(out, string(ds[i].Kind)+" "+string(ds[i].Status))
+	}
+	return out
+}
+
+func TestDeployRun(t *testing.T) {
+	t.Parallel()
+	created := map[string]string{"A": "CREATE_COMPLETE", "B": "CREATE_COMPLETE", "D": "CREATE_COMPLETE"}
+	tests := []struct {
+		name            string
+		opts            Options
+		json            bool
+		fail            func(op, id string) error
+		wantCode        int
+		wantResources   map[string]string
+		wantDeployments []string
+		wantObjects     int
+	}{
+		{name: "success", wantResources: created, wantDeployments: []string{"deploy COMPLETED"}, wantObjects: 2},
+		{name: "success JSON", json: true, wantResources: created, wantDeployments: []string{"deploy COMPLETED"}, wantObjects: 2},
+		{name: "a resource fails", fail: failCreate("B"), wantCode: cli.ExitFailed,
+			wantResources: map[string]string{}, wantDeployments: []string{"deploy FAILED"}},
+		{name: "a resource fails without rollback", opts: Options{NoRollback: true}, fail: failCreate("B"), wantCode: cli.ExitFailed,
+			wantResources:   map[string]string{"A": "CREATE_COMPLETE", "D": "CREATE_COMPLETE"},
+			wantDeployments: []string{"deploy FAILED"}, wantObjects: 1},
+		{name: "a resource fails JSON", json: true, fail: failCreate("B"), wantCode: cli.ExitFailed,
+			wantResources: map[string]string{}, wantDeployments: []string{"deploy FAILED"}},
+		{name: "propose", opts: Options{Propose: true, Message: "first"},
+			wantResources: map[string]string{}, wantDeployments: []string{"deploy PROPOSED"}},
+		{name: "propose JSON", opts: Options{Propose: true, Message: "first"}, json: true,
+			wantResources: map[string]string{}, wantDeployments: []string{"deploy PROPOSED"}},
+		{name: "no wait", opts: Options{NoWait: true},
+			wantResources: map[string]string{}, wantDeployments: []string{"deploy PENDING"}},
+		{name: "unknown stack", opts: Options{PlanFlags: project.PlanFlags{Stacks: []string{"Nope"}}}, wantCode: cli.ExitErr,
+			wantResources: map[string]string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := apptest.New(t)
+			h.Cloud.Fail = tt.fail
+			app := apptest.OneStack(t, template("a"))
+			opts := tt.opts
+			opts.F, opts.Config = h.F, h.Config(app)
+			opts.Config.JSON = tt.json
+			err := deployRun(t.Context(), &opts)
+			if code := cli.ExitCode(err); code != tt.wantCode {
+				t.Errorf("deployRun() = %v (exit code %d), want exit code %d", err, code, tt.wantCode)
+			}
+			if tt.json {
+				for _, line := range strings.Split(strings.TrimSpace(h.Out.String()), "\n") {
+					if !json.Valid([]byte(line)) {
+						t.Errorf("--json printed a line that is not JSON: %q", line)
+					}
+				}
+			}
+			if diff := cmp.Diff(tt.wantResources, resources(t, h)); diff != "" {
+				t.Errorf("resources in state (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantDeployments, deployments(t, h)); diff != "" {
+				t.Errorf("deployments (-want +got):\n%s", diff)
+			}
+			if got := len(h.Cloud.Objects()); got != tt.wantObjects {
+				t.Errorf("the cloud holds %d objects, want %d", got, tt.wantObjects)
+			}
+			if (opts.Propose || opts.NoWait) && h.Cloud.Calls() != 0 {
+				t.Errorf("a recorded deploy made %d provider calls, want none", h.Cloud.Calls())
+			}
+			golden.Assert(t, h.Output(map[string]string{"APP": app, "STATE": h.State}), "TestDeployRun-"+filepath.Base(t.Name())+".golden")
+		})
+	}
+}
+
+// TestDeployApproval deploys, then changes A's create-only key, so that the plan replaces A: in CI (a
+// terminal, but CI set) without --yes it is refused before any provider call (exit 1); with --yes it runs.
+// Not parallel: CI is the process's variable.
+func TestDeployApproval(t *testing.T) {
+	t.Setenv("CI", "true")
+	h := apptest.New(t)
+	h.F.IO.InTTY, h.F.IO.ErrTTY = true, true
+	if err := deployRun(t.Context(), &Options{F: h.F, Config: h.Config(apptest.OneStack(t, template("a")))}); err != nil {
+		t.Fatalf("first deploy: %v\n%s", err, h.ErrOut)
+	}
+	before := h.Objects()
+	calls := h.Cloud.Calls()
+	app := apptest.OneStack(t, template("a2"))
+
+	h.Reset()
+	err := deployRun(t.Context(), &Options{F: h.F, Config: h.Config(app)})
+	if !errors.Is(err, cli.ErrNeedsApproval) || cli.ExitCode(err) != cli.ExitErr {
+		t.Fatalf("deploy of a replacement in CI = %v (exit code %d), want ErrNeedsApproval, exit code 1", err, cli.ExitCode(err))
+	}
+	want := "deploy needs approval: the plan replaces 1 resource(s) (--require-approval destructive), but there is no terminal to ask on (or CI is set), so nothing was changed; review the plan with cdkx diff, then pass --yes to deploy it"
+	if diff := cmp.Diff(want, err.Error()); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	if got := h.Cloud.Calls(); got != calls {
+		t.Errorf("the refused deploy made %d provider calls, want none", got-calls)
+	}
+	if diff := cmp.Diff(before, h.Objects()); diff != "" {
+		t.Errorf("the refused deploy changed the cloud (-before +after):\n%s", diff)
+	}
+
+	h.Reset()
+	cfg := h.Config(app)
+	cfg.Yes = true
+	if err := deployRun(t.Context(), &Options{F: h.F, Config: cfg}); err != nil {
+		t.Fatalf("deploy --yes: %v\n%s", err, h.ErrOut)
+	}
+	if _, ok := h.Objects()["a2"]; !ok {
+		t.Errorf("after deploy --yes the cloud holds %v, want A replaced (key a2)", h.Objects())
+	}
+	golden.Assert(t, h.Output(map[string]string{"APP": app}), t.Name()+".golden")
+}
