@@ -3,6 +3,7 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,6 +74,22 @@ func (h *Harness) Backend(tb testing.TB) state.Backend {
 	}
 	tb.Cleanup(func() { _ = b.Close() })
 	return b
+}
+
+// with opens the harness's state, runs do on it and closes it; an error of either ends the test.
+func (h *Harness) with(tb testing.TB, do func(state.Backend) error) {
+	tb.Helper()
+	b, err := sqlite.Open(context.Background(), h.State)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	err = do(b)
+	if cerr := b.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // Reset empties Out and ErrOut, for the next command of a test.
@@ -155,6 +172,67 @@ func (h *Harness) Objects() map[string]resource.Properties {
 	out := map[string]resource.Properties{}
 	for _, p := range h.Cloud.Objects() {
 		out[fmt.Sprint(p["key"])] = p
+	}
+	return out
+}
+
+// Seed creates one cloud object for each of ids, with the properties {"key": id, "value": id}, and
+// records them in state as resources of stack, as a deploy would have (each depending on the one before,
+// the stack CREATE_COMPLETE). It returns the physical IDs by logical ID.
+func (h *Harness) Seed(tb testing.TB, stack string, ids ...string) map[string]string {
+	tb.Helper()
+	phys := map[string]string{}
+	var changes []state.Change
+	for i, id := range ids {
+		props := resource.Properties{"key": id, "value": id}
+		phys[id] = h.Cloud.Put(props)
+		r := &state.Resource{LogicalID: id, Type: enginetest.CloudType, Provider: "fake", PhysicalID: phys[id], Inputs: props,
+			Outputs: resource.Properties{"id": phys[id], "value": id}, Status: "CREATE_COMPLETE", UpdatedAt: Now}
+		if i > 0 {
+			r.Dependencies = []string{ids[i-1]}
+		}
+		changes = append(changes, state.Change{Kind: state.PutResource, Resource: r})
+	}
+	changes = append(changes, state.Change{Kind: state.PutStack, Status: "CREATE_COMPLETE"})
+	h.with(tb, func(b state.Backend) error {
+		_, err := b.Commit(context.Background(), "seed", stack, changes, nil)
+		return err
+	})
+	return phys
+}
+
+// Resources returns the statuses of the resources state records for stack, by logical ID (empty when the
+// stack has no state).
+func (h *Harness) Resources(tb testing.TB, stack string) map[string]string {
+	tb.Helper()
+	out := map[string]string{}
+	h.with(tb, func(b state.Backend) error {
+		st, err := b.GetStack(context.Background(), stack)
+		if errors.Is(err, state.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for _, r := range st.SortedResources() {
+			out[r.LogicalID] = r.Status
+		}
+		return nil
+	})
+	return out
+}
+
+// Deployments returns "<kind> <status>" of each recorded deployment, oldest first.
+func (h *Harness) Deployments(tb testing.TB) []string {
+	tb.Helper()
+	var ds []state.Deployment
+	h.with(tb, func(b state.Backend) (err error) {
+		ds, err = b.ListDeployments(context.Background(), state.DeploymentFilter{})
+		return err
+	})
+	var out []string
+	for i := len(ds) - 1; i >= 0; i-- {
+		out = append(out, string(ds[i].Kind)+" "+string(ds[i].Status))
 	}
 	return out
 }

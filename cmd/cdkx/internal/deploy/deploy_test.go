@@ -17,7 +17,6 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/engine/enginetest"
-	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
 // TestNewCmdDeploy checks what the flags and the CDKX_* variables make of the options deployRun receives.
@@ -125,37 +124,6 @@ func failCreate(logicalID string) func(op, id string) error {
 	}
 }
 
-// resources returns the logical IDs and statuses of the resources state records for stack A.
-func resources(t *testing.T, h *apptest.Harness) map[string]string {
-	t.Helper()
-	st, err := h.Backend(t).GetStack(t.Context(), "A")
-	if errors.Is(err, state.ErrNotFound) {
-		return map[string]string{}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, r := range st.SortedResources() {
-		out[r.LogicalID] = string(r.Status)
-	}
-	return out
-}
-
-// deployments returns the kinds and statuses of the recorded deployments, oldest first.
-func deployments(t *testing.T, h *apptest.Harness) []string {
-	t.Helper()
-	ds, err := h.Backend(t).ListDeployments(t.Context(), state.DeploymentFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for i := len(ds) - 1; i >= 0; i-- {
-		out = append(out, string(ds[i].Kind)+" "+string(ds[i].Status))
-	}
-	return out
-}
-
 func TestDeployRun(t *testing.T) {
 	t.Parallel()
 	created := map[string]string{"A": "CREATE_COMPLETE", "B": "CREATE_COMPLETE", "D": "CREATE_COMPLETE"}
@@ -207,10 +175,10 @@ func TestDeployRun(t *testing.T) {
 					}
 				}
 			}
-			if diff := cmp.Diff(tt.wantResources, resources(t, h)); diff != "" {
+			if diff := cmp.Diff(tt.wantResources, h.Resources(t, "A")); diff != "" {
 				t.Errorf("resources in state (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(tt.wantDeployments, deployments(t, h)); diff != "" {
+			if diff := cmp.Diff(tt.wantDeployments, h.Deployments(t)); diff != "" {
 				t.Errorf("deployments (-want +got):\n%s", diff)
 			}
 			if got := len(h.Cloud.Objects()); got != tt.wantObjects {
