@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -235,4 +236,42 @@ func (h *Harness) Deployments(tb testing.TB) []string {
 		out = append(out, string(ds[i].Kind)+" "+string(ds[i].Status))
 	}
 	return out
+}
+
+// Inputs returns the recorded inputs of the resource logicalID of stack (nil when state has none).
+func (h *Harness) Inputs(tb testing.TB, stack, logicalID string) resource.Properties {
+	tb.Helper()
+	var in resource.Properties
+	h.with(tb, func(b state.Backend) error {
+		st, err := b.GetStack(context.Background(), stack)
+		if errors.Is(err, state.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if r := st.Resources[logicalID]; r != nil {
+			in = r.Inputs
+		}
+		return nil
+	})
+	return in
+}
+
+// SortEvents returns s with each run of consecutive event lines (table rows at Now, or JSON "event"
+// objects) sorted, for a run whose events come in no set order (refresh reads in parallel).
+func SortEvents(s string) string {
+	lines := strings.Split(s, "\n")
+	isEvent := func(l string) bool {
+		return strings.HasPrefix(l, Now.Format(time.RFC3339)) || strings.HasPrefix(l, `{"kind":"event"`)
+	}
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && isEvent(lines[j]) {
+			j++
+		}
+		slices.Sort(lines[i:j])
+		i = max(j, i+1)
+	}
+	return strings.Join(lines, "\n")
 }
