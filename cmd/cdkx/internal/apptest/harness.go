@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -100,12 +101,13 @@ func (h *Harness) Reset() {
 }
 
 // Stacks writes a cloud assembly of the stacks in templates (name → template JSON), each depending on the
-// stacks in deps[name], into a new temporary directory and returns that directory.
+// stacks in deps[name] (the manifest lists them by name), into a new temporary directory and returns that directory.
 func Stacks(tb testing.TB, templates map[string]string, deps map[string][]string) string {
 	tb.Helper()
 	dir := tb.TempDir()
 	var arts []string
-	for name, tmpl := range templates {
+	for _, name := range slices.Sorted(maps.Keys(templates)) {
+		tmpl := templates[name]
 		d := `[]`
 		if len(deps[name]) > 0 {
 			d = `["` + strings.Join(deps[name], `","`) + `"]`
