@@ -124,17 +124,25 @@ func Stacks(tb testing.TB, templates map[string]string, deps map[string][]string
 	return dir
 }
 
-// uuidPattern matches a deployment or lock ID.
-var uuidPattern = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+// uuidPattern matches a deployment or lock ID; runnerPattern the process and machine of a deployment's
+// runner ("user@host pid N on MACHINE"), pidPattern a process ID.
+var (
+	uuidPattern   = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	runnerPattern = regexp.MustCompile(`pid \d+ on [^"\s]+`)
+	pidPattern    = regexp.MustCompile(`pid \d+`)
+)
 
 // Scrub returns s with what differs from run to run replaced: each distinct UUID by ID1, ID2… in order of
-// first appearance, the user@host of cli.CreatedBy by USER@HOST, and each of the paths by its name in
-// upper case (e.g. "APP").
+// first appearance, the user@host of cli.CreatedBy by USER@HOST, a runner's "pid N on MACHINE" by
+// "pid PID on MACHINE", other process IDs by PID, and each of the paths by its name in upper case (e.g.
+// "APP").
 func Scrub(s string, paths map[string]string) string {
 	for name, p := range paths {
 		s = strings.ReplaceAll(s, p, name)
 	}
 	s = strings.ReplaceAll(s, cli.CreatedBy(), "USER@HOST")
+	s = runnerPattern.ReplaceAllString(s, "pid PID on MACHINE")
+	s = pidPattern.ReplaceAllString(s, "pid PID")
 	seen := map[string]string{}
 	return uuidPattern.ReplaceAllStringFunc(s, func(id string) string {
 		if n, ok := seen[id]; ok {
