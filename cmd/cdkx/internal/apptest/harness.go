@@ -217,20 +217,27 @@ func (h *Harness) Seed(tb testing.TB, stack string, ids ...string) map[string]st
 func (h *Harness) Resources(tb testing.TB, stack string) map[string]string {
 	tb.Helper()
 	out := map[string]string{}
+	for _, r := range h.stack(tb, stack) {
+		out[r.LogicalID] = r.Status
+	}
+	return out
+}
+
+// stack returns the resources state records for stack (none when it has no state).
+func (h *Harness) stack(tb testing.TB, name string) map[string]*state.Resource {
+	tb.Helper()
+	var rs map[string]*state.Resource
 	h.with(tb, func(b state.Backend) error {
-		st, err := b.GetStack(context.Background(), stack)
+		st, err := b.GetStack(context.Background(), name)
+		if err == nil {
+			rs = st.Resources
+		}
 		if errors.Is(err, state.ErrNotFound) {
 			return nil
 		}
-		if err != nil {
-			return err
-		}
-		for _, r := range st.SortedResources() {
-			out[r.LogicalID] = r.Status
-		}
-		return nil
+		return err
 	})
-	return out
+	return rs
 }
 
 // Deployments returns "<kind> <status>" of each recorded deployment, oldest first.
@@ -251,21 +258,10 @@ func (h *Harness) Deployments(tb testing.TB) []string {
 // Inputs returns the recorded inputs of the resource logicalID of stack (nil when state has none).
 func (h *Harness) Inputs(tb testing.TB, stack, logicalID string) resource.Properties {
 	tb.Helper()
-	var in resource.Properties
-	h.with(tb, func(b state.Backend) error {
-		st, err := b.GetStack(context.Background(), stack)
-		if errors.Is(err, state.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if r := st.Resources[logicalID]; r != nil {
-			in = r.Inputs
-		}
-		return nil
-	})
-	return in
+	if r := h.stack(tb, stack)[logicalID]; r != nil {
+		return r.Inputs
+	}
+	return nil
 }
 
 // SortEvents returns s with each run of consecutive event lines (table rows at Now, or JSON "event"

@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"gotest.tools/v3/golden"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
@@ -23,84 +21,52 @@ import (
 // Not parallel: the variables are the process's (viper reads them there).
 func TestNewCmdDeploy(t *testing.T) {
 	base := func(change func(o *Options)) *Options {
-		o := &Options{Config: &cli.Config{App: "cdkx.out", State: cli.DefaultStatePath, Concurrency: 10,
-			RequireApproval: cli.ApprovalDestructive}}
+		o := &Options{Config: apptest.DefaultConfig(nil)}
 		if change != nil {
 			change(o)
 		}
 		return o
 	}
-	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		want    *Options
-		wantErr string
-	}{
-		{name: "defaults", want: base(nil)},
-		{name: "stacks and plan flags",
-			args: []string{"App", "Zones", "-e", "--replace", "App/A", "--replace", "B", "--target", "App/Www", "--exclude", "Mail"},
-			want: base(func(o *Options) {
+	apptest.TestFlags(t, []apptest.FlagCase[Options]{
+		{Name: "defaults", Want: base(nil)},
+		{Name: "stacks and plan flags",
+			Args: []string{"App", "Zones", "-e", "--replace", "App/A", "--replace", "B", "--target", "App/Www", "--exclude", "Mail"},
+			Want: base(func(o *Options) {
 				o.Stacks, o.Exclusively, o.Replace = []string{"App", "Zones"}, true, []string{"App/A", "B"}
 				o.Target = project.TargetFlags{Targets: []string{"App/Www"}, Excludes: []string{"Mail"}}
 			})},
-		{name: "refresh and no rollback", args: []string{"--refresh", "--no-rollback"},
-			want: base(func(o *Options) { o.Refresh, o.NoRollback = true, true })},
-		{name: "propose", args: []string{"--propose", "--message", "lower the TTL", "--json"},
-			want: base(func(o *Options) { o.Propose, o.Message, o.Config.JSON = true, "lower the TTL", true })},
-		{name: "no wait", args: []string{"--no-wait", "--lock-timeout", "10m"},
-			want: base(func(o *Options) { o.NoWait, o.Config.LockTimeout = true, 10*time.Minute })},
-		{name: "approval flags", args: []string{"--yes", "--require-approval", "ANY", "--show-unchanged", "--concurrency", "3"},
-			want: base(func(o *Options) {
+		{Name: "refresh and no rollback", Args: []string{"--refresh", "--no-rollback"},
+			Want: base(func(o *Options) { o.Refresh, o.NoRollback = true, true })},
+		{Name: "propose", Args: []string{"--propose", "--message", "lower the TTL", "--json"},
+			Want: base(func(o *Options) { o.Propose, o.Message, o.Config.JSON = true, "lower the TTL", true })},
+		{Name: "no wait", Args: []string{"--no-wait", "--lock-timeout", "10m"},
+			Want: base(func(o *Options) { o.NoWait, o.Config.LockTimeout = true, 10*time.Minute })},
+		{Name: "approval flags", Args: []string{"--yes", "--require-approval", "ANY", "--show-unchanged", "--concurrency", "3"},
+			Want: base(func(o *Options) {
 				o.Config.Yes, o.Config.RequireApproval, o.Config.ShowUnchanged, o.Config.Concurrency = true, cli.ApprovalAny, true, 3
 			})},
-		{name: "auto-approve is yes", args: []string{"--auto-approve"}, want: base(func(o *Options) { o.Config.Yes = true })},
-		{name: "environment", env: map[string]string{"CDKX_YES": "true", "CDKX_REQUIRE_APPROVAL": "never", "CDKX_CONCURRENCY": "5",
+		{Name: "auto-approve is yes", Args: []string{"--auto-approve"}, Want: base(func(o *Options) { o.Config.Yes = true })},
+		{Name: "environment", Env: map[string]string{"CDKX_YES": "true", "CDKX_REQUIRE_APPROVAL": "never", "CDKX_CONCURRENCY": "5",
 			"CDKX_JSON": "1", "CDKX_LOCK_TIMEOUT": "1m", "CDKX_APP": "out", "CDKX_STATE": "s.db", "CDKX_SECRETS_PASSPHRASE": "pw"},
-			want: base(func(o *Options) {
+			Want: base(func(o *Options) {
 				c := o.Config
 				c.Yes, c.RequireApproval, c.Concurrency, c.JSON, c.LockTimeout, c.App, c.State, c.Passphrase =
 					true, cli.ApprovalNever, 5, true, time.Minute, "out", "s.db", "pw"
 			})},
-		{name: "flags win over the environment", args: []string{"--concurrency", "2", "--require-approval", "destructive"},
-			env:  map[string]string{"CDKX_CONCURRENCY": "5", "CDKX_REQUIRE_APPROVAL": "any"},
-			want: base(func(o *Options) { o.Config.Concurrency = 2 })},
-		{name: "no-wait and propose", args: []string{"--no-wait", "--propose"},
-			wantErr: "if any flags in the group [no-wait propose] are set none of the others can be; [no-wait propose] were all set"},
-		{name: "bad approval level", args: []string{"--require-approval", "sometimes"},
-			wantErr: `invalid value "sometimes" for --require-approval: want never, destructive or any`},
-		{name: "bad approval level in the environment", env: map[string]string{"CDKX_REQUIRE_APPROVAL": "sometimes"},
-			wantErr: `invalid value "sometimes" for --require-approval: want never, destructive or any`},
-		{name: "zero concurrency", args: []string{"--concurrency", "0"}, wantErr: "--concurrency must be at least 1, got 0"},
-		{name: "malformed concurrency variable", env: map[string]string{"CDKX_CONCURRENCY": "ten"},
-			wantErr: `invalid value "ten" for CDKX_CONCURRENCY: want a whole number, e.g. 10`},
-		{name: "unknown flag", args: []string{"--rollback"}, wantErr: "unknown flag: --rollback"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			var got *Options
-			cmd := NewCmdDeploy(apptest.FlagFactory(), func(_ context.Context, o *Options) error { got = o; return nil })
-			err := apptest.Execute(cmd, tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("deploy %q: error %v, want %q", tt.args, err, tt.wantErr)
-				}
-				if got != nil {
-					t.Errorf("deploy %q: run called despite the error", tt.args)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("deploy %q: %v", tt.args, err)
-			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(Options{}, "F"), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("deploy %q options (-want +got):\n%s", tt.args, diff)
-			}
-		})
-	}
+		{Name: "flags win over the environment", Args: []string{"--concurrency", "2", "--require-approval", "destructive"},
+			Env:  map[string]string{"CDKX_CONCURRENCY": "5", "CDKX_REQUIRE_APPROVAL": "any"},
+			Want: base(func(o *Options) { o.Config.Concurrency = 2 })},
+		{Name: "no-wait and propose", Args: []string{"--no-wait", "--propose"},
+			WantErr: "if any flags in the group [no-wait propose] are set none of the others can be; [no-wait propose] were all set"},
+		{Name: "bad approval level", Args: []string{"--require-approval", "sometimes"},
+			WantErr: `invalid value "sometimes" for --require-approval: want never, destructive or any`},
+		{Name: "bad approval level in the environment", Env: map[string]string{"CDKX_REQUIRE_APPROVAL": "sometimes"},
+			WantErr: `invalid value "sometimes" for --require-approval: want never, destructive or any`},
+		{Name: "zero concurrency", Args: []string{"--concurrency", "0"}, WantErr: "--concurrency must be at least 1, got 0"},
+		{Name: "malformed concurrency variable", Env: map[string]string{"CDKX_CONCURRENCY": "ten"},
+			WantErr: `invalid value "ten" for CDKX_CONCURRENCY: want a whole number, e.g. 10`},
+		{Name: "unknown flag", Args: []string{"--rollback"}, WantErr: "unknown flag: --rollback"},
+	}, NewCmdDeploy)
 }
 
 // template declares a chain on the fake cloud and the built-in provider (one order of events whatever the

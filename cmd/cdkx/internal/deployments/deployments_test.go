@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/cobra"
 	"gotest.tools/v3/golden"
 
@@ -19,116 +18,60 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
-// defaults is the configuration of a command given no flags, in a folder without cdkx.json.
-func defaults(change func(c *cli.Config)) *cli.Config {
-	c := &cli.Config{App: "cdkx.out", State: cli.DefaultStatePath, Concurrency: 10, RequireApproval: cli.ApprovalDestructive}
-	if change != nil {
-		change(c)
-	}
-	return c
-}
-
-// flagCase is one row of a flag test: the arguments (and CDKX_* variables) of a subcommand, and the
-// options its run receives or the error.
-type flagCase[O any] struct {
-	name    string
-	args    []string
-	env     map[string]string
-	want    *O
-	wantErr string
-}
-
-// testFlags runs each case through newCmd (a subcommand built with a runF that keeps the options) and
-// compares the options with cmp.Diff, F left out. Not parallel: the variables are the process's.
-func testFlags[O any](t *testing.T, tests []flagCase[O], newCmd func(runF func(context.Context, *O) error) *cobra.Command) {
-	t.Helper()
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			var got *O
-			err := apptest.Execute(newCmd(func(_ context.Context, o *O) error { got = o; return nil }), tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("%q: error %v, want %q", tt.args, err, tt.wantErr)
-				}
-				if got != nil {
-					t.Errorf("%q: run called despite the error", tt.args)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("%q: %v", tt.args, err)
-			}
-			var zero O
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(zero, "F"), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("%q options (-want +got):\n%s", tt.args, diff)
-			}
-		})
-	}
-}
-
 func TestNewCmdList(t *testing.T) {
 	list := func(filter state.DeploymentFilter, change func(c *cli.Config)) *ListOptions {
-		return &ListOptions{Config: defaults(change), Filter: filter}
+		return &ListOptions{Config: apptest.DefaultConfig(change), Filter: filter}
 	}
-	testFlags(t, []flagCase[ListOptions]{
-		{name: "defaults", want: list(state.DeploymentFilter{Limit: 20}, nil)},
-		{name: "filter", args: []string{"--stack", "App", "--status", "pending, Running", "--limit", "0", "--json"},
-			want: list(state.DeploymentFilter{Stack: "App", Statuses: []state.DeploymentStatus{state.StatusPending, state.StatusRunning}},
+	apptest.TestFlags(t, []apptest.FlagCase[ListOptions]{
+		{Name: "defaults", Want: list(state.DeploymentFilter{Limit: 20}, nil)},
+		{Name: "filter", Args: []string{"--stack", "App", "--status", "pending, Running", "--limit", "0", "--json"},
+			Want: list(state.DeploymentFilter{Stack: "App", Statuses: []state.DeploymentStatus{state.StatusPending, state.StatusRunning}},
 				func(c *cli.Config) { c.JSON = true })},
-		{name: "state from the environment", env: map[string]string{"CDKX_STATE": "postgres://db/x"},
-			want: list(state.DeploymentFilter{Limit: 20}, func(c *cli.Config) { c.State = "postgres://db/x" })},
-		{name: "not a status", args: []string{"--status", "PENDING,DONE"},
-			wantErr: `--status "DONE": not a status; use PROPOSED, APPROVED, REJECTED, PENDING, RUNNING, COMPLETED, FAILED or ABORTED (comma-separated)`},
-		{name: "no arguments", args: []string{"App"}, wantErr: `unknown command "App" for "cdkx list"`},
-		{name: "a whole number", args: []string{"--limit", "ten"},
-			wantErr: `invalid argument "ten" for "--limit" flag: strconv.ParseInt: parsing "ten": invalid syntax`},
-	}, func(runF func(context.Context, *ListOptions) error) *cobra.Command {
-		return NewCmdList(apptest.FlagFactory(), "list", runF)
+		{Name: "state from the environment", Env: map[string]string{"CDKX_STATE": "postgres://db/x"},
+			Want: list(state.DeploymentFilter{Limit: 20}, func(c *cli.Config) { c.State = "postgres://db/x" })},
+		{Name: "not a status", Args: []string{"--status", "PENDING,DONE"},
+			WantErr: `--status "DONE": not a status; use PROPOSED, APPROVED, REJECTED, PENDING, RUNNING, COMPLETED, FAILED or ABORTED (comma-separated)`},
+		{Name: "no arguments", Args: []string{"App"}, WantErr: `unknown command "App" for "cdkx list"`},
+		{Name: "a whole number", Args: []string{"--limit", "ten"},
+			WantErr: `invalid argument "ten" for "--limit" flag: strconv.ParseInt: parsing "ten": invalid syntax`},
+	}, func(f *cli.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
+		return NewCmdList(f, "list", runF)
 	})
 }
 
 func TestNewCmdShow(t *testing.T) {
-	testFlags(t, []flagCase[ShowOptions]{
-		{name: "text", args: []string{"6f1c2a"}, want: &ShowOptions{Config: defaults(nil), ID: "6f1c2a", Format: view.FormatText}},
-		{name: "JSON", args: []string{"6f1c2a", "--json"},
-			want: &ShowOptions{Config: defaults(func(c *cli.Config) { c.JSON = true }), ID: "6f1c2a", Format: view.FormatText}},
-		{name: "markdown", args: []string{"6f1c2a", "--format", "markdown"},
-			want: &ShowOptions{Config: defaults(nil), ID: "6f1c2a", Format: view.FormatMarkdown}},
-		{name: "markdown and JSON", args: []string{"6f1c2a", "--format", "markdown", "--json"}, wantErr: "--format markdown and --json: choose one"},
-		{name: "markdown and JSON from the environment", args: []string{"6f1c2a", "--format", "markdown"}, env: map[string]string{"CDKX_JSON": "true"},
-			wantErr: "--format markdown and --json: choose one"},
-		{name: "not a format", args: []string{"6f1c2a", "--format", "html"}, wantErr: `--format "html": not a format; use text or markdown`},
-		{name: "no ID", wantErr: "accepts 1 arg(s), received 0"},
-	}, func(runF func(context.Context, *ShowOptions) error) *cobra.Command {
-		return newCmdShow(apptest.FlagFactory(), runF)
-	})
+	apptest.TestFlags(t, []apptest.FlagCase[ShowOptions]{
+		{Name: "text", Args: []string{"6f1c2a"}, Want: &ShowOptions{Config: apptest.DefaultConfig(nil), ID: "6f1c2a", Format: view.FormatText}},
+		{Name: "JSON", Args: []string{"6f1c2a", "--json"},
+			Want: &ShowOptions{Config: apptest.DefaultConfig(func(c *cli.Config) { c.JSON = true }), ID: "6f1c2a", Format: view.FormatText}},
+		{Name: "markdown", Args: []string{"6f1c2a", "--format", "markdown"},
+			Want: &ShowOptions{Config: apptest.DefaultConfig(nil), ID: "6f1c2a", Format: view.FormatMarkdown}},
+		{Name: "markdown and JSON", Args: []string{"6f1c2a", "--format", "markdown", "--json"}, WantErr: "--format markdown and --json: choose one"},
+		{Name: "markdown and JSON from the environment", Args: []string{"6f1c2a", "--format", "markdown"}, Env: map[string]string{"CDKX_JSON": "true"},
+			WantErr: "--format markdown and --json: choose one"},
+		{Name: "not a format", Args: []string{"6f1c2a", "--format", "html"}, WantErr: `--format "html": not a format; use text or markdown`},
+		{Name: "no ID", WantErr: "accepts 1 arg(s), received 0"},
+	}, newCmdShow)
 }
 
 func TestNewCmdCompare(t *testing.T) {
-	testFlags(t, []flagCase[CompareOptions]{
-		{name: "two IDs", args: []string{"6f1c2a", "9a2b3c"}, want: &CompareOptions{Config: defaults(nil), A: "6f1c2a", B: "9a2b3c"}},
-		{name: "passphrase", args: []string{"6f1c2a", "9a2b3c", "--json"}, env: map[string]string{"CDKX_SECRETS_PASSPHRASE": "pw"},
-			want: &CompareOptions{Config: defaults(func(c *cli.Config) { c.JSON, c.Passphrase = true, "pw" }), A: "6f1c2a", B: "9a2b3c"}},
-		{name: "one ID", args: []string{"6f1c2a"}, wantErr: "accepts 2 arg(s), received 1"},
-	}, func(runF func(context.Context, *CompareOptions) error) *cobra.Command {
-		return newCmdCompare(apptest.FlagFactory(), runF)
-	})
+	apptest.TestFlags(t, []apptest.FlagCase[CompareOptions]{
+		{Name: "two IDs", Args: []string{"6f1c2a", "9a2b3c"}, Want: &CompareOptions{Config: apptest.DefaultConfig(nil), A: "6f1c2a", B: "9a2b3c"}},
+		{Name: "passphrase", Args: []string{"6f1c2a", "9a2b3c", "--json"}, Env: map[string]string{"CDKX_SECRETS_PASSPHRASE": "pw"},
+			Want: &CompareOptions{Config: apptest.DefaultConfig(func(c *cli.Config) { c.JSON, c.Passphrase = true, "pw" }), A: "6f1c2a", B: "9a2b3c"}},
+		{Name: "one ID", Args: []string{"6f1c2a"}, WantErr: "accepts 2 arg(s), received 1"},
+	}, newCmdCompare)
 }
 
 func TestNewCmdRun(t *testing.T) {
-	testFlags(t, []flagCase[RunOptions]{
-		{name: "ID", args: []string{"6f1c2a"}, want: &RunOptions{Config: defaults(nil), ID: "6f1c2a"}},
-		{name: "replan and wait", args: []string{"6f1c2a", "--replan", "--lock-timeout", "10m"},
-			want: &RunOptions{Config: defaults(func(c *cli.Config) { c.LockTimeout = 10 * time.Minute }), ID: "6f1c2a", Replan: true}},
-		{name: "wait from the environment", args: []string{"6f1c2a"}, env: map[string]string{"CDKX_LOCK_TIMEOUT": "90s"},
-			want: &RunOptions{Config: defaults(func(c *cli.Config) { c.LockTimeout = 90 * time.Second }), ID: "6f1c2a"}},
-		{name: "two IDs", args: []string{"6f1c2a", "9a2b3c"}, wantErr: "accepts 1 arg(s), received 2"},
-	}, func(runF func(context.Context, *RunOptions) error) *cobra.Command {
-		return newCmdRun(apptest.FlagFactory(), runF)
-	})
+	apptest.TestFlags(t, []apptest.FlagCase[RunOptions]{
+		{Name: "ID", Args: []string{"6f1c2a"}, Want: &RunOptions{Config: apptest.DefaultConfig(nil), ID: "6f1c2a"}},
+		{Name: "replan and wait", Args: []string{"6f1c2a", "--replan", "--lock-timeout", "10m"},
+			Want: &RunOptions{Config: apptest.DefaultConfig(func(c *cli.Config) { c.LockTimeout = 10 * time.Minute }), ID: "6f1c2a", Replan: true}},
+		{Name: "wait from the environment", Args: []string{"6f1c2a"}, Env: map[string]string{"CDKX_LOCK_TIMEOUT": "90s"},
+			Want: &RunOptions{Config: apptest.DefaultConfig(func(c *cli.Config) { c.LockTimeout = 90 * time.Second }), ID: "6f1c2a"}},
+		{Name: "two IDs", Args: []string{"6f1c2a", "9a2b3c"}, WantErr: "accepts 1 arg(s), received 2"},
+	}, newCmdRun)
 }
 
 // history records four deployments of stack A on the harness, through cdkx deploy, a minute apart (so that

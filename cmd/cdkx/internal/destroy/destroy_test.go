@@ -1,7 +1,6 @@
 package destroy
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -22,65 +21,33 @@ import (
 // receives. Not parallel: the variables are the process's (viper reads them there).
 func TestNewCmdDestroy(t *testing.T) {
 	base := func(change func(o *Options)) *Options {
-		o := &Options{Config: &cli.Config{App: "cdkx.out", State: cli.DefaultStatePath, Concurrency: 10,
-			RequireApproval: cli.ApprovalDestructive}}
+		o := &Options{Config: apptest.DefaultConfig(nil)}
 		if change != nil {
 			change(o)
 		}
 		return o
 	}
-	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		want    *Options
-		wantErr string
-	}{
-		{name: "defaults", want: base(nil)},
-		{name: "stacks", args: []string{"App", "Zones"}, want: base(func(o *Options) { o.Stacks = []string{"App", "Zones"} })},
-		{name: "force", args: []string{"--force"}, want: base(func(o *Options) { o.Force = true })},
-		{name: "force short", args: []string{"-f"}, want: base(func(o *Options) { o.Force = true })},
-		{name: "yes", args: []string{"-y"}, want: base(func(o *Options) { o.Config.Yes = true })},
-		{name: "auto-approve", args: []string{"--auto-approve"}, want: base(func(o *Options) { o.Config.Yes = true })},
-		{name: "targets", args: []string{"--target", "App/Www", "--target", "Zone,Other", "--exclude", "Mail"},
-			want: base(func(o *Options) {
+	apptest.TestFlags(t, []apptest.FlagCase[Options]{
+		{Name: "defaults", Want: base(nil)},
+		{Name: "stacks", Args: []string{"App", "Zones"}, Want: base(func(o *Options) { o.Stacks = []string{"App", "Zones"} })},
+		{Name: "force", Args: []string{"--force"}, Want: base(func(o *Options) { o.Force = true })},
+		{Name: "force short", Args: []string{"-f"}, Want: base(func(o *Options) { o.Force = true })},
+		{Name: "yes", Args: []string{"-y"}, Want: base(func(o *Options) { o.Config.Yes = true })},
+		{Name: "auto-approve", Args: []string{"--auto-approve"}, Want: base(func(o *Options) { o.Config.Yes = true })},
+		{Name: "targets", Args: []string{"--target", "App/Www", "--target", "Zone,Other", "--exclude", "Mail"},
+			Want: base(func(o *Options) {
 				o.Target = project.TargetFlags{Targets: []string{"App/Www", "Zone,Other"}, Excludes: []string{"Mail"}}
 			})},
-		{name: "environment", env: map[string]string{"CDKX_YES": "1", "CDKX_STATE": "s.db", "CDKX_LOCK_TIMEOUT": "2m", "CDKX_JSON": "true"},
-			want: base(func(o *Options) {
+		{Name: "environment", Env: map[string]string{"CDKX_YES": "1", "CDKX_STATE": "s.db", "CDKX_LOCK_TIMEOUT": "2m", "CDKX_JSON": "true"},
+			Want: base(func(o *Options) {
 				o.Config.Yes, o.Config.State, o.Config.LockTimeout, o.Config.JSON = true, "s.db", 2*time.Minute, true
 			})},
-		{name: "negative lock timeout", args: []string{"--lock-timeout", "-1s"}, wantErr: "--lock-timeout must not be negative, got -1s"},
-		{name: "malformed lock timeout variable", env: map[string]string{"CDKX_LOCK_TIMEOUT": "soon"},
-			wantErr: `invalid value "soon" for CDKX_LOCK_TIMEOUT: want a duration like 30s, 5m or 1h30m`},
-		{name: "no require-approval on destroy", args: []string{"--require-approval", "never"},
-			wantErr: "unknown flag: --require-approval"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			var got *Options
-			cmd := NewCmdDestroy(apptest.FlagFactory(), func(_ context.Context, o *Options) error { got = o; return nil })
-			err := apptest.Execute(cmd, tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("destroy %q: error %v, want %q", tt.args, err, tt.wantErr)
-				}
-				if got != nil {
-					t.Errorf("destroy %q: run called despite the error", tt.args)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("destroy %q: %v", tt.args, err)
-			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(Options{}, "F"), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("destroy %q options (-want +got):\n%s", tt.args, diff)
-			}
-		})
-	}
+		{Name: "negative lock timeout", Args: []string{"--lock-timeout", "-1s"}, WantErr: "--lock-timeout must not be negative, got -1s"},
+		{Name: "malformed lock timeout variable", Env: map[string]string{"CDKX_LOCK_TIMEOUT": "soon"},
+			WantErr: `invalid value "soon" for CDKX_LOCK_TIMEOUT: want a duration like 30s, 5m or 1h30m`},
+		{Name: "no require-approval on destroy", Args: []string{"--require-approval", "never"},
+			WantErr: "unknown flag: --require-approval"},
+	}, NewCmdDestroy)
 }
 
 // TestDestroyRun destroys stack S (A ← B ← C, each depending on the one before, on the fake cloud).

@@ -1,12 +1,10 @@
 package importcmd
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"gotest.tools/v3/golden"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
@@ -17,57 +15,25 @@ import (
 // TestNewCmdImport checks what the arguments and flags make of the options importRun receives.
 func TestNewCmdImport(t *testing.T) {
 	base := func(change func(o *Options)) *Options {
-		o := &Options{Config: &cli.Config{App: "cdkx.out", State: cli.DefaultStatePath, Concurrency: 10,
-			RequireApproval: cli.ApprovalDestructive}}
+		o := &Options{Config: apptest.DefaultConfig(nil)}
 		if change != nil {
 			change(o)
 		}
 		return o
 	}
-	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		want    *Options
-		wantErr string
-	}{
-		{name: "stack and logical ID", args: []string{"Zones/Zone1", "example.test."},
-			want: base(func(o *Options) { o.ID, o.PhysicalID = "Zones/Zone1", "example.test." })},
-		{name: "logical ID, app and JSON", args: []string{"Zone1", "example.test.", "--app", "out", "--json"},
-			want: base(func(o *Options) {
+	apptest.TestFlags(t, []apptest.FlagCase[Options]{
+		{Name: "stack and logical ID", Args: []string{"Zones/Zone1", "example.test."},
+			Want: base(func(o *Options) { o.ID, o.PhysicalID = "Zones/Zone1", "example.test." })},
+		{Name: "logical ID, app and JSON", Args: []string{"Zone1", "example.test.", "--app", "out", "--json"},
+			Want: base(func(o *Options) {
 				o.ID, o.PhysicalID, o.Config.App, o.Config.JSON = "Zone1", "example.test.", "out", true
 			})},
-		{name: "environment", args: []string{"Z", "z."}, env: map[string]string{"CDKX_APP": "other", "CDKX_LOCK_TIMEOUT": "30s"},
-			want: base(func(o *Options) { o.ID, o.PhysicalID, o.Config.App, o.Config.LockTimeout = "Z", "z.", "other", 30e9 })},
-		{name: "one argument", args: []string{"Zones/Zone1"}, wantErr: "accepts 2 arg(s), received 1"},
-		{name: "three arguments", args: []string{"A", "b", "c"}, wantErr: "accepts 2 arg(s), received 3"},
-		{name: "import changes nothing: no --force", args: []string{"A", "b", "--force"}, wantErr: "unknown flag: --force"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			var got *Options
-			cmd := NewCmdImport(apptest.FlagFactory(), func(_ context.Context, o *Options) error { got = o; return nil })
-			err := apptest.Execute(cmd, tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("import %q: error %v, want %q", tt.args, err, tt.wantErr)
-				}
-				if got != nil {
-					t.Errorf("import %q: run called despite the error", tt.args)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("import %q: %v", tt.args, err)
-			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(Options{}, "F"), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("import %q options (-want +got):\n%s", tt.args, diff)
-			}
-		})
-	}
+		{Name: "environment", Args: []string{"Z", "z."}, Env: map[string]string{"CDKX_APP": "other", "CDKX_LOCK_TIMEOUT": "30s"},
+			Want: base(func(o *Options) { o.ID, o.PhysicalID, o.Config.App, o.Config.LockTimeout = "Z", "z.", "other", 30e9 })},
+		{Name: "one argument", Args: []string{"Zones/Zone1"}, WantErr: "accepts 2 arg(s), received 1"},
+		{Name: "three arguments", Args: []string{"A", "b", "c"}, WantErr: "accepts 2 arg(s), received 3"},
+		{Name: "import changes nothing: no --force", Args: []string{"A", "b", "--force"}, WantErr: "unknown flag: --force"},
+	}, NewCmdImport)
 }
 
 // TestImportRun imports objects of the fake cloud as resources of an assembly of two stacks: A declares X,

@@ -1,12 +1,10 @@
 package refresh
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"gotest.tools/v3/golden"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
@@ -19,56 +17,24 @@ import (
 // receives. Not parallel: the variables are the process's (viper reads them there).
 func TestNewCmdRefresh(t *testing.T) {
 	base := func(change func(o *Options)) *Options {
-		o := &Options{Config: &cli.Config{App: "cdkx.out", State: cli.DefaultStatePath, Concurrency: 10,
-			RequireApproval: cli.ApprovalDestructive}}
+		o := &Options{Config: apptest.DefaultConfig(nil)}
 		if change != nil {
 			change(o)
 		}
 		return o
 	}
-	tests := []struct {
-		name    string
-		args    []string
-		env     map[string]string
-		want    *Options
-		wantErr string
-	}{
-		{name: "defaults", want: base(nil)},
-		{name: "stacks and JSON", args: []string{"App", "Zones", "--json"},
-			want: base(func(o *Options) { o.Stacks, o.Config.JSON = []string{"App", "Zones"}, true })},
-		{name: "environment", env: map[string]string{"CDKX_STATE": "postgres://db/x", "CDKX_CONCURRENCY": "4", "CDKX_VERBOSE": "true"},
-			want: base(func(o *Options) { o.Config.State, o.Config.Concurrency, o.Config.Verbose = "postgres://db/x", 4, true })},
-		{name: "flags win over the environment", args: []string{"--state", "a.db"}, env: map[string]string{"CDKX_STATE": "b.db"},
-			want: base(func(o *Options) { o.Config.State = "a.db" })},
-		{name: "malformed concurrency variable", env: map[string]string{"CDKX_CONCURRENCY": "many"},
-			wantErr: `invalid value "many" for CDKX_CONCURRENCY: want a whole number, e.g. 10`},
-		{name: "refresh changes nothing: no --yes", args: []string{"--yes"}, wantErr: "unknown flag: --yes"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
-			var got *Options
-			cmd := NewCmdRefresh(apptest.FlagFactory(), func(_ context.Context, o *Options) error { got = o; return nil })
-			err := apptest.Execute(cmd, tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("refresh %q: error %v, want %q", tt.args, err, tt.wantErr)
-				}
-				if got != nil {
-					t.Errorf("refresh %q: run called despite the error", tt.args)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("refresh %q: %v", tt.args, err)
-			}
-			if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(Options{}, "F"), cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("refresh %q options (-want +got):\n%s", tt.args, diff)
-			}
-		})
-	}
+	apptest.TestFlags(t, []apptest.FlagCase[Options]{
+		{Name: "defaults", Want: base(nil)},
+		{Name: "stacks and JSON", Args: []string{"App", "Zones", "--json"},
+			Want: base(func(o *Options) { o.Stacks, o.Config.JSON = []string{"App", "Zones"}, true })},
+		{Name: "environment", Env: map[string]string{"CDKX_STATE": "postgres://db/x", "CDKX_CONCURRENCY": "4", "CDKX_VERBOSE": "true"},
+			Want: base(func(o *Options) { o.Config.State, o.Config.Concurrency, o.Config.Verbose = "postgres://db/x", 4, true })},
+		{Name: "flags win over the environment", Args: []string{"--state", "a.db"}, Env: map[string]string{"CDKX_STATE": "b.db"},
+			Want: base(func(o *Options) { o.Config.State = "a.db" })},
+		{Name: "malformed concurrency variable", Env: map[string]string{"CDKX_CONCURRENCY": "many"},
+			WantErr: `invalid value "many" for CDKX_CONCURRENCY: want a whole number, e.g. 10`},
+		{Name: "refresh changes nothing: no --yes", Args: []string{"--yes"}, WantErr: "unknown flag: --yes"},
+	}, NewCmdRefresh)
 }
 
 // TestRefreshRun refreshes stack S (A ← B ← C on the fake cloud) after the cloud drifted: B changed out of

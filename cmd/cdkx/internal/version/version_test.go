@@ -2,14 +2,12 @@ package version
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"regexp"
 	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
@@ -17,47 +15,14 @@ import (
 
 // TestNewCmdVersion checks what --json and CDKX_JSON make of the options versionRun receives.
 func TestNewCmdVersion(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		args    []string
-		env     string // CDKX_JSON
-		want    Options
-		wantErr string
-	}{
-		{name: "text"},
-		{name: "json", args: []string{"--json"}, want: Options{JSON: true}},
-		{name: "json from the environment", env: "true", want: Options{JSON: true}},
-		{name: "the flag wins", args: []string{"--json=false"}, env: "1"},
-		{name: "not a boolean is false", env: "yes please"},
-		{name: "no arguments", args: []string{"v2"}, wantErr: `unknown command "v2" for "cdkx version"`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			f := apptest.FlagFactory()
-			f.Getenv = func(k string) string {
-				if k == "CDKX_JSON" {
-					return tt.env
-				}
-				return ""
-			}
-			var got *Options
-			err := apptest.Execute(NewCmdVersion(f, func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || err.Error() != tt.wantErr {
-					t.Fatalf("version %q: error %v, want %q", tt.args, err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("version %q: %v", tt.args, err)
-			}
-			if diff := cmp.Diff(&tt.want, got, cmpopts.IgnoreFields(Options{}, "F")); diff != "" {
-				t.Errorf("version %q options (-want +got):\n%s", tt.args, diff)
-			}
-		})
-	}
+	apptest.TestFlags(t, []apptest.FlagCase[Options]{
+		{Name: "text", Want: &Options{}},
+		{Name: "json", Args: []string{"--json"}, Want: &Options{JSON: true}},
+		{Name: "json from the environment", Env: map[string]string{"CDKX_JSON": "true"}, Want: &Options{JSON: true}},
+		{Name: "the flag wins", Args: []string{"--json=false"}, Env: map[string]string{"CDKX_JSON": "1"}, Want: &Options{}},
+		{Name: "not a boolean is false", Env: map[string]string{"CDKX_JSON": "yes please"}, Want: &Options{}},
+		{Name: "no arguments", Args: []string{"v2"}, WantErr: `unknown command "v2" for "cdkx version"`},
+	}, NewCmdVersion)
 }
 
 func TestVersionRun(t *testing.T) {
