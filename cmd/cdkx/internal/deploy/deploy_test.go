@@ -15,6 +15,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/engine/enginetest"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
 // TestNewCmdDeploy checks what the flags and the CDKX_* variables make of the options deployRun receives.
@@ -118,6 +119,9 @@ func TestDeployRun(t *testing.T) {
 			wantResources: map[string]string{}, wantDeployments: []string{"deploy PROPOSED"}},
 		{name: "no wait", opts: Options{NoWait: true},
 			wantResources: map[string]string{}, wantDeployments: []string{"deploy PENDING"}},
+		{name: "target", opts: Options{PlanFlags: project.PlanFlags{Target: project.TargetFlags{Targets: []string{"A/D"}}}},
+			wantResources:   map[string]string{"A": "CREATE_COMPLETE", "D": "CREATE_COMPLETE"},
+			wantDeployments: []string{"deploy COMPLETED"}, wantObjects: 1},
 		{name: "unknown stack", opts: Options{PlanFlags: project.PlanFlags{Stacks: []string{"Nope"}}}, wantCode: cli.ExitErr,
 			wantResources: map[string]string{}},
 	}
@@ -198,4 +202,31 @@ func TestDeployApproval(t *testing.T) {
 		t.Errorf("after deploy --yes the cloud holds %v, want A replaced (key a2)", h.Objects())
 	}
 	golden.Assert(t, h.Output(map[string]string{"APP": app}), t.Name()+".golden")
+}
+
+// TestDeployRefresh changes A out of band after a deploy: a deploy without --refresh sees no change, one
+// with it reads A first and puts its value back.
+func TestDeployRefresh(t *testing.T) {
+	t.Parallel()
+	h := apptest.New(t)
+	app := apptest.OneStack(t, template("a"))
+	if err := deployRun(t.Context(), &Options{F: h.F, Config: h.Config(app)}); err != nil {
+		t.Fatalf("first deploy: %v\n%s", err, h.ErrOut)
+	}
+	for id, p := range h.Cloud.Objects() {
+		if p["key"] == "a" {
+			h.Cloud.Set(id, resource.Properties{"key": "a", "value": "drifted"})
+		}
+	}
+	for _, refresh := range []bool{false, true} {
+		h.Reset()
+		if err := deployRun(t.Context(), &Options{F: h.F, Config: h.Config(app), Refresh: refresh}); err != nil {
+			t.Fatalf("deploy (refresh %t): %v\n%s", refresh, err, h.ErrOut)
+		}
+		want := map[bool]string{false: "drifted", true: "1"}[refresh]
+		if got := h.Objects()["a"]["value"]; got != want {
+			t.Errorf("after deploy (refresh %t) A's value is %v, want %v", refresh, got, want)
+		}
+	}
+	golden.Assert(t, apptest.SortEvents(h.Output(nil)), t.Name()+".golden") // refresh reads in parallel
 }
