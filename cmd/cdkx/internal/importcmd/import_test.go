@@ -70,7 +70,7 @@ func TestImportRun(t *testing.T) {
 			app := apptest.Stacks(t, map[string]string{
 				"A": `{"resources": {"X": ` + thing + `, "Y": ` + thing + `, "D": {"type": "Cdkx::Core::Data", "properties": {"input": 1}}}}`,
 				"B": `{"resources": {"Y": ` + thing + `}}`,
-			}, nil)
+			})
 			if tt.seed {
 				h.Seed(t, "A", "X")
 			}
