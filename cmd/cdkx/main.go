@@ -69,7 +69,7 @@ func newRoot(f *cli.Factory) *cobra.Command {
 		outputs.NewCmdOutputs(f, nil),
 		refresh.NewCmdRefresh(f, nil),
 		deployments.NewCmdDeployments(f),
-		deployments.NewCmdList(f, "history", nil),
+		deployments.NewCmdList(f, "history"),
 		agent.NewCmdAgent(f),
 		importcmd.NewCmdImport(f, nil),
 		server.NewCmdServer(f, nil),

@@ -1,7 +1,9 @@
 package apptest
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,4 +64,11 @@ func TestFlags[O any](t *testing.T, tests []FlagCase[O], newCmd func(f *cli.Fact
 			}
 		})
 	}
+}
+
+// FlagFactory returns the factory of a flag test that sets CDKX_* variables: empty streams and the
+// process's environment (the test sets what it needs with t.Setenv; viper reads the variables from
+// there, and cli.LoadConfig checks some through Getenv). Factory's environment is empty.
+func FlagFactory() *cli.Factory {
+	return &cli.Factory{IO: &cli.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: os.Getenv}
 }

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/cdkx-dev/cdkx/adapters/core"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/engine"
@@ -153,24 +151,6 @@ func Scrub(s string, paths map[string]string) string {
 // stderr, scrubbed (Scrub) of the paths.
 func (h *Harness) Output(paths map[string]string) string {
 	return Scrub("== stdout\n"+h.Out.String()+"== stderr\n"+h.ErrOut.String(), paths)
-}
-
-// Execute runs cmd as a subcommand of the cdkx root (so that the global flags are there) with args and
-// returns its error; what cobra prints goes to a discarded buffer.
-func Execute(cmd *cobra.Command, args ...string) error {
-	root := cli.NewRootCmd("test")
-	root.AddCommand(cmd)
-	root.SetArgs(append([]string{cmd.Name()}, args...))
-	var discard bytes.Buffer
-	root.SetOut(&discard)
-	root.SetErr(&discard)
-	return root.ExecuteContext(context.Background())
-}
-
-// FlagFactory returns the factory of a flag test: streams on empty buffers and the process's environment
-// (the test sets what it needs with t.Setenv: viper reads CDKX_* variables from there).
-func FlagFactory() *cli.Factory {
-	return &cli.Factory{IO: &cli.IOStreams{In: &bytes.Buffer{}, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: os.Getenv}
 }
 
 // Objects returns the cloud's objects by their "key" property (fmt's %v of it), for comparing what a

@@ -29,7 +29,7 @@ func guidedRoot(t *testing.T, args ...string) (*cobra.Command, *bytes.Buffer) {
 	root := cli.NewRootCmd("test")
 	root.AddCommand(deploy.NewCmdDeploy(f, nil), diff.NewCmdDiff(f, nil), destroy.NewCmdDestroy(f, nil),
 		list.NewCmdList(f, nil), outputs.NewCmdOutputs(f, nil), deployments.NewCmdDeployments(f),
-		deployments.NewCmdList(f, "history", nil), server.NewCmdServer(f, nil), statecmd.NewCmdState(f),
+		deployments.NewCmdList(f, "history"), server.NewCmdServer(f, nil), statecmd.NewCmdState(f),
 		unlock.NewCmdUnlock(f, nil))
 	var out bytes.Buffer
 	root.SetOut(&out)

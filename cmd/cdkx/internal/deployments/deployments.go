@@ -68,7 +68,7 @@ shows it); an ambiguous prefix lists the deployments it matches.`,
 		Example: "  cdkx deploy --propose --message \"lower the TTL\"\n  cdkx deployments list --status PROPOSED\n" +
 			"  cdkx deployments approve 6f1c… --run\n  cdkx deployments compare 6f1c… 9a2b… --json",
 	}
-	cmd.AddCommand(NewCmdList(f, "list", nil), newCmdShow(f, nil), newCmdApprove(f), newCmdReject(f), newCmdAbort(f),
+	cmd.AddCommand(newCmdList(f, "list", nil), newCmdShow(f, nil), newCmdApprove(f), newCmdReject(f), newCmdAbort(f),
 		newCmdRun(f, nil), newCmdCompare(f, nil), newCmdRedeploy(f))
 	return cmd
 }
@@ -81,9 +81,13 @@ type ListOptions struct {
 	Filter state.DeploymentFilter
 }
 
-// NewCmdList returns `deployments list`, or `history` (its short form) when use is "history"; runF
-// replaces listRun in tests.
-func NewCmdList(f *cli.Factory, use string, runF func(context.Context, *ListOptions) error) *cobra.Command {
+// NewCmdList returns `deployments list`, or `history` (its short form) when use is "history".
+func NewCmdList(f *cli.Factory, use string) *cobra.Command {
+	return newCmdList(f, use, nil)
+}
+
+// newCmdList is NewCmdList; runF replaces listRun in tests.
+func newCmdList(f *cli.Factory, use string, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{F: f}
 	var status string
 	path := "cdkx deployments list"

@@ -35,7 +35,7 @@ func TestNewCmdList(t *testing.T) {
 		{Name: "a whole number", Args: []string{"--limit", "ten"},
 			WantErr: `invalid argument "ten" for "--limit" flag: strconv.ParseInt: parsing "ten": invalid syntax`},
 	}, func(f *cli.Factory, runF func(context.Context, *ListOptions) error) *cobra.Command {
-		return NewCmdList(f, "list", runF)
+		return newCmdList(f, "list", runF)
 	})
 }
 
