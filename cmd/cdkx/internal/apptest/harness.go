@@ -36,7 +36,7 @@ type Harness struct {
 	In          *bytes.Buffer
 	Out, ErrOut *bytes.Buffer
 	Cloud       *enginetest.Cloud
-	// State is the path of the SQLite state file (absent until a command or Backend creates it).
+	// State is the path of the SQLite state file (absent until a command or Seed creates it).
 	State string
 }
 
@@ -63,17 +63,6 @@ func New(tb testing.TB) *Harness {
 // provider call at a time (so that events come in one order), approval for destructive plans.
 func (h *Harness) Config(app string) *cli.Config {
 	return &cli.Config{App: app, State: h.State, Concurrency: 1, RequireApproval: cli.ApprovalDestructive}
-}
-
-// Backend opens the harness's state for a test to prepare or inspect; it is closed when the test ends.
-func (h *Harness) Backend(tb testing.TB) state.Backend {
-	tb.Helper()
-	b, err := sqlite.Open(context.Background(), h.State)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = b.Close() })
-	return b
 }
 
 // with opens the harness's state, runs do on it and closes it; an error of either ends the test.
@@ -219,16 +208,23 @@ func (h *Harness) stack(tb testing.TB, name string) map[string]*state.Resource {
 // Deployments returns "<kind> <status>" of each recorded deployment, oldest first.
 func (h *Harness) Deployments(tb testing.TB) []string {
 	tb.Helper()
+	var out []string
+	for _, d := range h.Records(tb) {
+		out = append(out, string(d.Kind)+" "+string(d.Status))
+	}
+	return out
+}
+
+// Records returns the recorded deployments, oldest first.
+func (h *Harness) Records(tb testing.TB) []state.Deployment {
+	tb.Helper()
 	var ds []state.Deployment
 	h.with(tb, func(b state.Backend) (err error) {
 		ds, err = b.ListDeployments(context.Background(), state.DeploymentFilter{})
 		return err
 	})
-	var out []string
-	for i := len(ds) - 1; i >= 0; i-- {
-		out = append(out, string(ds[i].Kind)+" "+string(ds[i].Status))
-	}
-	return out
+	slices.Reverse(ds)
+	return ds
 }
 
 // Inputs returns the recorded inputs of the resource logicalID of stack (nil when state has none).

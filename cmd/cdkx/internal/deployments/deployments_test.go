@@ -95,13 +95,9 @@ func history(t *testing.T, h *apptest.Harness) []string {
 			t.Fatalf("deploy %q: %v\n%s", args, err, h.ErrOut)
 		}
 	}
-	ds, err := h.Backend(t).ListDeployments(t.Context(), state.DeploymentFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ids []string
-	for i := len(ds) - 1; i >= 0; i-- {
-		ids = append(ids, ds[i].ID)
+	for _, d := range h.Records(t) {
+		ids = append(ids, d.ID)
 	}
 	h.F.Now = func() time.Time { return apptest.Now.Add(time.Hour) }
 	h.Reset()
