@@ -76,7 +76,7 @@ func newRoot(f *cli.Factory) *cobra.Command {
 		statecmd.NewCmdState(f),
 		unlock.NewCmdUnlock(f, nil),
 		validate.NewCmdValidate(f, nil),
-		version.NewCmdVersion(f),
+		version.NewCmdVersion(f, nil),
 	)
 	return root
 }

@@ -74,23 +74,42 @@ Providers:
   HCLOUD_ACTION_TIMEOUT  longest wait for one Hetzner action (default 10m)
   MULTIPASS_BIN          the multipass command, a path or a name on PATH (default multipass)`
 
-// VersionLine is what `cdkx version` and `cdkx --version` print: the version (for a "dev" build, the
-// module version go install recorded, when there is one), the VCS revision the binary was built from,
-// the Go version and the platform, e.g.
-// "cdkx v1.2.0 (revision 4d0df5e…, go1.26.8, linux/amd64)".
-func VersionLine(version string) string {
-	rev := "unknown"
+// Build describes the running binary: its version (for a "dev" build, the module version go install
+// recorded, when there is one), the VCS revision it was built from ("unknown" when none was recorded),
+// the Go version (e.g. "go1.26.8") and the platform ("linux/amd64"). The JSON keys are those of
+// `cdkx version --json`.
+type Build struct {
+	Version  string `json:"version"`
+	Revision string `json:"revision"`
+	Go       string `json:"go"`
+	Platform string `json:"platform"`
+}
+
+// BuildOf returns the Build of this binary, whose version is version (main.Version).
+func BuildOf(version string) Build {
+	b := Build{Version: version, Revision: "unknown", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if version == "dev" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			version = bi.Main.Version // go install …/cmd/cdkx@v1.2.3 sets no -ldflags, but records the module version
+			b.Version = bi.Main.Version // go install …/cmd/cdkx@v1.2.3 sets no -ldflags, but records the module version
 		}
 		for _, s := range bi.Settings {
 			if s.Key == "vcs.revision" {
-				rev = s.Value
+				b.Revision = s.Value
 			}
 		}
 	}
-	return fmt.Sprintf("cdkx %s (revision %s, %s, %s/%s)", version, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return b
+}
+
+// String is what `cdkx version` and `cdkx --version` print, e.g.
+// "cdkx v1.2.0 (revision 4d0df5e…, go1.26.8, linux/amd64)".
+func (b Build) String() string {
+	return fmt.Sprintf("cdkx %s (revision %s, %s, %s)", b.Version, b.Revision, b.Go, b.Platform)
+}
+
+// VersionLine is BuildOf(version).String(): what `cdkx version` and `cdkx --version` print.
+func VersionLine(version string) string {
+	return BuildOf(version).String()
 }
 
 // NewRootCmd returns the cdkx command with the global flags; commands are added by the caller.

@@ -39,19 +39,15 @@ func with(cmd *cobra.Command, f *cli.Factory, do func(ctx context.Context, s *se
 	})
 }
 
-// withReadOnly is with for a subcommand that only reads: the backend is opened read-only, so that a
-// folder without state stays without (cli.Factory.OpenReadOnly).
-func withReadOnly(cmd *cobra.Command, f *cli.Factory, do func(ctx context.Context, s *session) error) error {
-	cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
-	if err != nil {
-		return err
-	}
-	b, err := f.OpenReadOnly(cmd.Context(), cfg.State)
+// readOnly runs do with the backend of cfg opened read-only, for a subcommand that only reads: a folder
+// without state stays without (cli.Factory.OpenReadOnly).
+func readOnly(ctx context.Context, f *cli.Factory, cfg *cli.Config, do func(b state.Backend) error) error {
+	b, err := f.OpenReadOnly(ctx, cfg.State)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = b.Close() }() // read only: nothing to lose
-	return do(cmd.Context(), &session{f: f, cfg: cfg, b: b})
+	return do(b)
 }
 
 // NewCmdDeployments returns the deployments command and its subcommands.
@@ -72,15 +68,28 @@ shows it); an ambiguous prefix lists the deployments it matches.`,
 		Example: "  cdkx deploy --propose --message \"lower the TTL\"\n  cdkx deployments list --status PROPOSED\n" +
 			"  cdkx deployments approve 6f1c… --run\n  cdkx deployments compare 6f1c… 9a2b… --json",
 	}
-	cmd.AddCommand(NewCmdList(f, "list"), newCmdShow(f), newCmdApprove(f), newCmdReject(f), newCmdAbort(f),
-		newCmdRun(f), newCmdCompare(f), newCmdRedeploy(f))
+	cmd.AddCommand(newCmdList(f, "list", nil), newCmdShow(f, nil), newCmdApprove(f), newCmdReject(f), newCmdAbort(f),
+		newCmdRun(f, nil), newCmdCompare(f, nil), newCmdRedeploy(f))
 	return cmd
+}
+
+// ListOptions are the inputs of one `cdkx deployments list` (or `cdkx history`).
+type ListOptions struct {
+	F      *cli.Factory
+	Config *cli.Config
+	// Filter is what --stack, --status (statuses in upper case) and --limit select.
+	Filter state.DeploymentFilter
 }
 
 // NewCmdList returns `deployments list`, or `history` (its short form) when use is "history".
 func NewCmdList(f *cli.Factory, use string) *cobra.Command {
-	var stack, status string
-	var limit int
+	return newCmdList(f, use, nil)
+}
+
+// newCmdList is NewCmdList; runF replaces listRun in tests.
+func newCmdList(f *cli.Factory, use string, runF func(context.Context, *ListOptions) error) *cobra.Command {
+	opts := &ListOptions{F: f}
+	var status string
 	path := "cdkx deployments list"
 	if use == "history" {
 		path = "cdkx history"
@@ -95,29 +104,40 @@ plan (+create ~update ±replace -delete), resulting state version, who created i
 		Example: "  " + path + "\n  " + path + " --stack App --status PENDING,RUNNING --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			filter := state.DeploymentFilter{Stack: stack, Limit: limit}
 			for _, s := range strings.Split(status, ",") {
 				if s = strings.ToUpper(strings.TrimSpace(s)); s != "" {
 					if !validStatus(s) {
 						return fmt.Errorf("--status %q: not a status; use PROPOSED, APPROVED, REJECTED, PENDING, RUNNING, COMPLETED, FAILED or ABORTED (comma-separated)", s)
 					}
-					filter.Statuses = append(filter.Statuses, state.DeploymentStatus(s))
+					opts.Filter.Statuses = append(opts.Filter.Statuses, state.DeploymentStatus(s))
 				}
 			}
-			return withReadOnly(cmd, f, func(ctx context.Context, s *session) error {
-				ds, err := s.b.ListDeployments(ctx, filter)
-				if err != nil {
-					return err
-				}
-				width, _ := f.IO.Size()
-				return view.Deployments(f.IO.Out, s.cfg.JSON, ds, width)
-			})
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Config = cfg
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return listRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&stack, "stack", "", "only this stack's deployments")
+	cmd.Flags().StringVar(&opts.Filter.Stack, "stack", "", "only this stack's deployments")
 	cmd.Flags().StringVar(&status, "status", "", "only deployments in these statuses (comma-separated)")
-	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many deployments (0: all)")
+	cmd.Flags().IntVar(&opts.Filter.Limit, "limit", 20, "at most this many deployments (0: all)")
 	return cmd
+}
+
+func listRun(ctx context.Context, opts *ListOptions) error {
+	return readOnly(ctx, opts.F, opts.Config, func(b state.Backend) error {
+		ds, err := b.ListDeployments(ctx, opts.Filter)
+		if err != nil {
+			return err
+		}
+		width, _ := opts.F.IO.Size()
+		return view.Deployments(opts.F.IO.Out, opts.Config.JSON, ds, width)
+	})
 }
 
 func validStatus(s string) bool {
@@ -129,7 +149,19 @@ func validStatus(s string) bool {
 	return false
 }
 
-func newCmdShow(f *cli.Factory) *cobra.Command {
+// ShowOptions are the inputs of one `cdkx deployments show`.
+type ShowOptions struct {
+	F      *cli.Factory
+	Config *cli.Config
+	// ID is the deployment's ID or a unique prefix of it.
+	ID string
+	// Format is view.FormatText or view.FormatMarkdown (--format; markdown never with --json).
+	Format string
+}
+
+// newCmdShow returns `deployments show`; runF replaces showRun in tests.
+func newCmdShow(f *cli.Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{F: f}
 	var format string
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -142,30 +174,41 @@ pull-request comment.`,
 			"  cdkx deployments show 6f1c… --format markdown | gh pr comment 42 --body-file -",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withReadOnly(cmd, f, func(ctx context.Context, s *session) error {
-				format, err := view.ParseFormat(format, s.cfg.JSON)
-				if err != nil {
-					return err
-				}
-				d, err := get(ctx, s.b, args[0])
-				if err != nil {
-					return err
-				}
-				events, err := s.b.Events(ctx, d.ID)
-				if err != nil {
-					return err
-				}
-				d.Snapshot = nil
-				if format == view.FormatMarkdown {
-					view.DeploymentMarkdown(f.IO.Out, d)
-					return nil
-				}
-				return view.Deployment(f.IO.Out, s.cfg.JSON, d, events)
-			})
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			if opts.Format, err = view.ParseFormat(format, cfg.JSON); err != nil {
+				return err
+			}
+			opts.Config, opts.ID = cfg, args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return showRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", view.FormatText, "print as text or as GitHub Markdown for a pull-request comment (text, markdown)")
 	return cmd
+}
+
+func showRun(ctx context.Context, opts *ShowOptions) error {
+	return readOnly(ctx, opts.F, opts.Config, func(b state.Backend) error {
+		d, err := get(ctx, b, opts.ID)
+		if err != nil {
+			return err
+		}
+		events, err := b.Events(ctx, d.ID)
+		if err != nil {
+			return err
+		}
+		d.Snapshot = nil
+		if opts.Format == view.FormatMarkdown {
+			view.DeploymentMarkdown(opts.F.IO.Out, d)
+			return nil
+		}
+		return view.Deployment(opts.F.IO.Out, opts.Config.JSON, d, events)
+	})
 }
 
 // get reads a deployment, named by its ID or a unique prefix of it (resolve); absent is a clear error.
@@ -357,8 +400,19 @@ its other deployments are recorded ABORTED, not run.`,
 	}
 }
 
-func newCmdRun(f *cli.Factory) *cobra.Command {
-	var replan bool
+// RunOptions are the inputs of one `cdkx deployments run`.
+type RunOptions struct {
+	F      *cli.Factory
+	Config *cli.Config
+	// ID is the deployment's ID or a unique prefix of it.
+	ID string
+	// Replan applies the new plan even if the stack moved since the deployment was planned (--replan).
+	Replan bool
+}
+
+// newCmdRun returns `deployments run`; runF replaces runRun in tests.
+func newCmdRun(f *cli.Factory, runF func(context.Context, *RunOptions) error) *cobra.Command {
+	opts := &RunOptions{F: f}
 	cmd := &cobra.Command{
 		Use:   "run ID",
 		Short: "Run an approved or queued deployment here when its turn comes",
@@ -368,11 +422,25 @@ encrypted values). A deployment in a final status is refused.`,
 		Example: "  cdkx deployments run 6f1c… --lock-timeout 10m",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(cmd, f, func(ctx context.Context, s *session) error { return s.run(ctx, args[0], replan) })
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Config, opts.ID = cfg, args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&replan, "replan", false, "apply the new plan even if the stack moved and the plan differs from the approved one")
+	cmd.Flags().BoolVar(&opts.Replan, "replan", false, "apply the new plan even if the stack moved and the plan differs from the approved one")
 	return cmd
+}
+
+func runRun(ctx context.Context, opts *RunOptions) error {
+	return project.WithBackend(ctx, opts.F, opts.Config, func(b state.Backend) error {
+		return (&session{f: opts.F, cfg: opts.Config, b: b}).run(ctx, opts.ID, opts.Replan)
+	})
 }
 
 // run runs a stored deployment here and renders it like a deploy.
@@ -397,7 +465,17 @@ func (s *session) run(ctx context.Context, id string, replan bool) error {
 	return project.Finish(s.f, s.cfg, "deploy", res, s.f.Now().Sub(start), project.Outputs(res, plan))
 }
 
-func newCmdCompare(f *cli.Factory) *cobra.Command {
+// CompareOptions are the inputs of one `cdkx deployments compare`.
+type CompareOptions struct {
+	F      *cli.Factory
+	Config *cli.Config
+	// A and B are the IDs (or unique prefixes) of the deployments compared, A the older.
+	A, B string
+}
+
+// newCmdCompare returns `deployments compare`; runF replaces compareRun in tests.
+func newCmdCompare(f *cli.Factory, runF func(context.Context, *CompareOptions) error) *cobra.Command {
+	opts := &CompareOptions{F: f}
 	return &cobra.Command{
 		Use:   "compare A B",
 		Short: "Compare the snapshots of two deployments, property by property",
@@ -409,43 +487,56 @@ With --json: {"changes": [{"resource", "path", "from", "to"}, …]}.`,
 		Example: "  cdkx deployments compare 6f1c… 9a2b…\n  cdkx deployments compare 6f1c… 9a2b… --json",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withReadOnly(cmd, f, func(ctx context.Context, s *session) error {
-				a, err := get(ctx, s.b, args[0])
-				if err != nil {
-					return err
-				}
-				b, err := get(ctx, s.b, args[1])
-				if err != nil {
-					return err
-				}
-				changes, hidden, err := operation.Compare(a, b, s.cfg.Passphrase)
-				if err != nil {
-					return err
-				}
-				if hidden {
-					fmt.Fprintln(f.IO.ErrOut, "Note: encrypted values were not compared; set CDKX_SECRETS_PASSPHRASE to compare them.")
-				}
-				if s.cfg.JSON {
-					return view.JSONEncoder(f.IO.Out).Encode(map[string]any{"changes": changes})
-				}
-				if len(changes) == 0 {
-					fmt.Fprintln(f.IO.Out, "The two snapshots are the same.")
-					return nil
-				}
-				for _, c := range changes {
-					switch {
-					case c.Path == "" && c.From == nil:
-						fmt.Fprintf(f.IO.Out, "+ %s (only in %s)\n", c.Resource, b.ID)
-					case c.Path == "":
-						fmt.Fprintf(f.IO.Out, "- %s (only in %s)\n", c.Resource, a.ID)
-					default:
-						fmt.Fprintf(f.IO.Out, "~ %s %s: %s → %s\n", c.Resource, c.Path, show(c.From), show(c.To))
-					}
-				}
-				return nil
-			})
+			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
+			if err != nil {
+				return err
+			}
+			opts.Config, opts.A, opts.B = cfg, args[0], args[1]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return compareRun(cmd.Context(), opts)
 		},
 	}
+}
+
+func compareRun(ctx context.Context, opts *CompareOptions) error {
+	f := opts.F
+	return readOnly(ctx, f, opts.Config, func(st state.Backend) error {
+		a, err := get(ctx, st, opts.A)
+		if err != nil {
+			return err
+		}
+		b, err := get(ctx, st, opts.B)
+		if err != nil {
+			return err
+		}
+		changes, hidden, err := operation.Compare(a, b, opts.Config.Passphrase)
+		if err != nil {
+			return err
+		}
+		if hidden {
+			fmt.Fprintln(f.IO.ErrOut, "Note: encrypted values were not compared; set CDKX_SECRETS_PASSPHRASE to compare them.")
+		}
+		if opts.Config.JSON {
+			return view.JSONEncoder(f.IO.Out).Encode(map[string]any{"changes": changes})
+		}
+		if len(changes) == 0 {
+			fmt.Fprintln(f.IO.Out, "The two snapshots are the same.")
+			return nil
+		}
+		for _, c := range changes {
+			switch {
+			case c.Path == "" && c.From == nil:
+				fmt.Fprintf(f.IO.Out, "+ %s (only in %s)\n", c.Resource, b.ID)
+			case c.Path == "":
+				fmt.Fprintf(f.IO.Out, "- %s (only in %s)\n", c.Resource, a.ID)
+			default:
+				fmt.Fprintf(f.IO.Out, "~ %s %s: %s → %s\n", c.Resource, c.Path, show(c.From), show(c.To))
+			}
+		}
+		return nil
+	})
 }
 
 // unchangedStack is the stack of a redeploy that recorded nothing (its plan changes nothing), else none.
