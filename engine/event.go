@@ -86,9 +86,10 @@ const (
 	classFailed
 )
 
-// statusClasses classifies every status of statusTable, and UPDATE_COMPLETE_CLEANUP_IN_PROGRESS.
+// statusClasses classifies every status of statusTable, UPDATE_COMPLETE_CLEANUP_IN_PROGRESS and
+// DETECTION_FAILED.
 var statusClasses = func() map[Status]statusClass {
-	m := map[Status]statusClass{UpdateCompleteCleanup: classInProgress}
+	m := map[Status]statusClass{UpdateCompleteCleanup: classInProgress, DetectionFailed: classFailed}
 	for _, set := range statusTable {
 		if set.inProgress != "" {
 			m[set.inProgress] = classInProgress

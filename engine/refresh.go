@@ -15,11 +15,13 @@ import (
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
-// Drift statuses of a refresh, in CloudFormation's drift vocabulary.
+// Drift statuses of a refresh, in CloudFormation's drift vocabulary: DetectionFailed is the event of a
+// resource whose read failed (its record is left as it was).
 const (
-	InSync   Status = "IN_SYNC"
-	Modified Status = "MODIFIED"
-	Deleted  Status = "DELETED"
+	InSync          Status = "IN_SYNC"
+	Modified        Status = "MODIFIED"
+	Deleted         Status = "DELETED"
+	DetectionFailed Status = "DETECTION_FAILED"
 )
 
 // RefreshOptions choose what Refresh reads.

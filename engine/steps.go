@@ -399,7 +399,7 @@ func (s *readStep) succeeded(*state.Resource) stepOutcome {
 func (s *readStep) failed(_ *state.Resource, err error) stepOutcome { return readFailed(s.rec, err) }
 
 func readFailed(rec *state.Resource, err error) stepOutcome {
-	return stepOutcome{event: Event{PhysicalID: rec.PhysicalID, Status: Status(rec.Status), Reason: "refresh failed: " + err.Error()}}
+	return stepOutcome{event: Event{PhysicalID: rec.PhysicalID, Status: DetectionFailed, Reason: "refresh failed: " + err.Error()}}
 }
 
 // locateStep settles a create that was interrupted between its call and its record: the object is

@@ -644,7 +644,7 @@ func countLine(res *engine.Result) string {
 		{c[engine.InSync], "in sync"},
 		{c[engine.Modified], "modified outside cdkx"},
 		{c[engine.Deleted], "deleted outside cdkx"},
-		{c[engine.CreateFailed] + c[engine.UpdateFailed] + c[engine.DeleteFailed], "failed"},
+		{c[engine.CreateFailed] + c[engine.UpdateFailed] + c[engine.DeleteFailed] + c[engine.DetectionFailed], "failed"},
 		{c[engine.Skipped], "skipped"},
 	}
 	var out []string
