@@ -27,13 +27,7 @@ const StaleAfter = 6 * HeartbeatInterval
 // than StaleAfter. A PID alone never decides: a PID that exists may have been reused, so only a missing
 // one on the same machine counts, and on another machine only the heartbeat does.
 func Stale(holder state.LockInfo, machine string, now time.Time) (bool, string) {
-	if holder.Machine != "" && holder.Machine == machine && holder.PID > 0 && !processExists(holder.PID) {
-		return true, fmt.Sprintf("its process (pid %d) on this machine is gone", holder.PID)
-	}
-	if age := now.Sub(holder.HeartbeatAt); age > StaleAfter {
-		return true, fmt.Sprintf("no heartbeat for %s (limit %s)", age.Round(time.Second), StaleAfter)
-	}
-	return false, ""
+	return state.StaleLock(holder, machine, now, StaleAfter, processExists)
 }
 
 // MachineID identifies this operating system instance and PID namespace ("<boot id>/<pid namespace>"), or

@@ -58,10 +58,10 @@ ORDER BY seq`
 // CreateDeployments stores ds in one transaction, numbered after the highest Seq stored, and then sets
 // their Seq (and CreatedAt, to now, where it was zero). Snapshots are stored as text (they are JSON), an
 // empty one as absent; the plan as JSON. It fails, storing nothing, on an invalid deployment (see
-// sqlschema.CheckCreate under the backend's policy: *state.ForbiddenError for a direct deploy under the
+// state.PrepareCreate under the backend's policy: *state.ForbiddenError for a direct deploy under the
 // second-person rule) or an ID already stored. SnapshotHash is computed here (state.BindSnapshot).
 func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment) error {
-	if err := sqlschema.CheckCreate(ds, b.policy); err != nil {
+	if err := state.PrepareCreate(ds, b.policy); err != nil {
 		return err
 	}
 	op := "create deployments " + idList(ds)
@@ -80,7 +80,7 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 		if err := tx.QueryRow(ctx, sqlMaxSeq).Scan(&last); err != nil {
 			return err
 		}
-		rows = sqlschema.Numbered(ds, last, b.now())
+		rows = state.Numbered(ds, last, b.now())
 		batch := &pgx.Batch{}
 		var of []string // the deployment of each queued statement
 		for i := range rows {
@@ -127,7 +127,7 @@ func idList(ds []*state.Deployment) string {
 	return strings.Join(ids, ", ")
 }
 
-// UpdateDeployment applies t to deployment id (see sqlschema.ApplyTransition, under the backend's policy)
+// UpdateDeployment applies t to deployment id (see state.ApplyTransition, under the backend's policy)
 // under its row lock and returns the record after it, without its snapshot. Errors:
 // *state.TransitionError when id is terminal, not in a status of t.From or the change does not exist;
 // *state.ForbiddenError when the state machine refuses t.By or t.Runner; state.ErrNotFound (wrapped) when
@@ -143,7 +143,7 @@ func (b *Backend) UpdateDeployment(ctx context.Context, id string, t state.Trans
 		if err != nil {
 			return err
 		}
-		if out, err = sqlschema.ApplyTransition(d, t, b.policy); err != nil {
+		if out, err = state.ApplyTransition(d, t, b.policy); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, sqlschema.SQLTransition, id, string(d.Status), string(out.Status),
@@ -170,7 +170,7 @@ func (b *Backend) RequestAbort(ctx context.Context, id, by string, at time.Time)
 		if err != nil {
 			return err
 		}
-		if out, err = sqlschema.ApplyAbortRequest(d, by); err != nil {
+		if out, err = state.ApplyAbortRequest(d, by); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, sqlschema.SQLRequestAbort, id, by)
@@ -182,7 +182,7 @@ func (b *Backend) RequestAbort(ctx context.Context, id, by string, at time.Time)
 	return &out, nil
 }
 
-// ClaimDeployments claims ids all or none (see sqlschema.PlanClaims) in one transaction, holding the row
+// ClaimDeployments claims ids all or none (see state.PlanClaims) in one transaction, holding the row
 // locks of their stacks' queues, after aborting the dead waiters of those stacks. The aborts are committed
 // even when the claim fails, so that a waiter behind a dead one sees its place move up.
 func (b *Backend) ClaimDeployments(ctx context.Context, ids []string, runner string, now time.Time) error {
@@ -216,9 +216,9 @@ func (b *Backend) ClaimDeployments(ctx context.Context, ids []string, runner str
 		for _, d := range found {
 			byID[d.ID] = d
 		}
-		c := sqlschema.PlanClaims(ids, byID, queue, now)
+		c := state.PlanClaims(ids, byID, queue, now)
 		claimErr = c.Err
-		return c.Write(execer(ctx, tx), runner, now)
+		return sqlschema.WriteClaims(c, execer(ctx, tx), runner, now)
 	})
 	if err != nil {
 		return b.queueError(op, err)
@@ -227,7 +227,7 @@ func (b *Backend) ClaimDeployments(ctx context.Context, ids []string, runner str
 }
 
 // ClaimNext claims, in one transaction holding the row locks of the queues of stacks (of all stacks when
-// empty), the deployment sqlschema.PlanNext picks after aborting their dead waiters, and returns it with
+// empty), the deployment state.PlanNext picks after aborting their dead waiters, and returns it with
 // its snapshot; nil when there is none.
 func (b *Backend) ClaimNext(ctx context.Context, stacks []string, runner string, now time.Time) (*state.Deployment, error) {
 	const op = "claim the next deployment"
@@ -241,8 +241,8 @@ func (b *Backend) ClaimNext(ctx context.Context, stacks []string, runner string,
 		if err != nil {
 			return err
 		}
-		c := sqlschema.PlanNext(queue, now)
-		if err := c.Write(execer(ctx, tx), runner, now); err != nil || len(c.Claim) == 0 {
+		c := state.PlanNext(queue, now)
+		if err := sqlschema.WriteClaims(c, execer(ctx, tx), runner, now); err != nil || len(c.Claim) == 0 {
 			return err
 		}
 		out, err = getDeployment(ctx, tx, c.Claim[0].ID)
@@ -290,7 +290,7 @@ func (b *Backend) FinishDeployment(ctx context.Context, id, runner string, statu
 		if err != nil {
 			return err
 		}
-		if err := sqlschema.CheckFinish(d, runner, status); err != nil {
+		if err := state.CheckFinish(d, runner, status); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, sqlschema.SQLFinish, id, string(status), sqlschema.Nanos(finishedAt), version, errMsg)
@@ -474,7 +474,7 @@ func lockQueues(ctx context.Context, tx pgx.Tx, stacks []string) ([]state.Deploy
 	return readDeployments(ctx, tx, sqlReadQueues, stacks)
 }
 
-// execer runs statements in tx for sqlschema.Claims.Write.
+// execer runs statements in tx for state.Claims.Write.
 func execer(ctx context.Context, tx pgx.Tx) sqlschema.Exec {
 	return func(query string, args ...any) (int64, error) {
 		tag, err := tx.Exec(ctx, query, args...)

@@ -24,10 +24,10 @@ import (
 // CreateDeployments stores ds in one transaction, numbered after the highest Seq stored, and then sets
 // their Seq (and CreatedAt, to now, where it was zero). Snapshots are stored as text (they are JSON), an
 // empty one as absent; the plan as JSON. It fails, storing nothing, on an invalid deployment (see
-// sqlschema.CheckCreate under the backend's policy: *state.ForbiddenError for a direct deploy under the
+// state.PrepareCreate under the backend's policy: *state.ForbiddenError for a direct deploy under the
 // second-person rule) or an ID already stored. SnapshotHash is computed here (state.BindSnapshot).
 func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment) error {
-	if err := sqlschema.CheckCreate(ds, b.policy); err != nil {
+	if err := state.PrepareCreate(ds, b.policy); err != nil {
 		return err
 	}
 	if len(ds) == 0 {
@@ -39,7 +39,7 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 		if err := conn.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM deployments`).Scan(&last); err != nil {
 			return err
 		}
-		rows = sqlschema.Numbered(ds, last, b.now())
+		rows = state.Numbered(ds, last, b.now())
 		for i := range rows {
 			args, payload, err := sqlschema.DeploymentArgs(&rows[i])
 			if err != nil {
@@ -77,7 +77,7 @@ func idList(ds []*state.Deployment) string {
 	return strings.Join(ids, ", ")
 }
 
-// UpdateDeployment applies t to deployment id (see sqlschema.ApplyTransition, under the backend's policy)
+// UpdateDeployment applies t to deployment id (see state.ApplyTransition, under the backend's policy)
 // and returns the record after it, without its snapshot. Errors: *state.TransitionError when id is
 // terminal, not in a status of t.From or the change does not exist; *state.ForbiddenError when the state
 // machine refuses t.By or t.Runner; state.ErrNotFound (wrapped) when absent; an error when t.To is not
@@ -89,7 +89,7 @@ func (b *Backend) UpdateDeployment(ctx context.Context, id string, t state.Trans
 		if err != nil {
 			return err
 		}
-		if out, err = sqlschema.ApplyTransition(d, t, b.policy); err != nil {
+		if out, err = state.ApplyTransition(d, t, b.policy); err != nil {
 			return err
 		}
 		_, err = conn.ExecContext(ctx, sqlschema.SQLTransition, id, string(d.Status), string(out.Status),
@@ -112,7 +112,7 @@ func (b *Backend) RequestAbort(ctx context.Context, id, by string, at time.Time)
 		if err != nil {
 			return err
 		}
-		if out, err = sqlschema.ApplyAbortRequest(d, by); err != nil {
+		if out, err = state.ApplyAbortRequest(d, by); err != nil {
 			return err
 		}
 		_, err = conn.ExecContext(ctx, sqlschema.SQLRequestAbort, id, by)
@@ -124,7 +124,7 @@ func (b *Backend) RequestAbort(ctx context.Context, id, by string, at time.Time)
 	return &out, nil
 }
 
-// ClaimDeployments claims ids all or none (see sqlschema.PlanClaims) in one transaction, after aborting the
+// ClaimDeployments claims ids all or none (see state.PlanClaims) in one transaction, after aborting the
 // dead waiters of their stacks. The aborts are committed even when the claim fails, so that a waiter
 // behind a dead one sees its place move up.
 func (b *Backend) ClaimDeployments(ctx context.Context, ids []string, runner string, now time.Time) error {
@@ -148,9 +148,9 @@ func (b *Backend) ClaimDeployments(ctx context.Context, ids []string, runner str
 				return err
 			}
 		}
-		c := sqlschema.PlanClaims(ids, byID, queue, now)
+		c := state.PlanClaims(ids, byID, queue, now)
 		claimErr = c.Err
-		return c.Write(execer(ctx, conn), runner, now)
+		return sqlschema.WriteClaims(c, execer(ctx, conn), runner, now)
 	})
 	if err != nil {
 		return b.queueError(fmt.Sprintf("claim deployments %s", strings.Join(ids, ", ")), err)
@@ -158,7 +158,7 @@ func (b *Backend) ClaimDeployments(ctx context.Context, ids []string, runner str
 	return claimErr
 }
 
-// ClaimNext claims, in one transaction, the deployment sqlschema.PlanNext picks among the queues of stacks
+// ClaimNext claims, in one transaction, the deployment state.PlanNext picks among the queues of stacks
 // (of all stacks when empty), after aborting their dead waiters, and returns it with its snapshot; nil
 // when there is none.
 func (b *Backend) ClaimNext(ctx context.Context, stacks []string, runner string, now time.Time) (*state.Deployment, error) {
@@ -168,8 +168,8 @@ func (b *Backend) ClaimNext(ctx context.Context, stacks []string, runner string,
 		if err != nil {
 			return err
 		}
-		c := sqlschema.PlanNext(queue, now)
-		if err := c.Write(execer(ctx, conn), runner, now); err != nil || len(c.Claim) == 0 {
+		c := state.PlanNext(queue, now)
+		if err := sqlschema.WriteClaims(c, execer(ctx, conn), runner, now); err != nil || len(c.Claim) == 0 {
 			return err
 		}
 		out, err = getDeployment(ctx, conn, c.Claim[0].ID)
@@ -211,7 +211,7 @@ func (b *Backend) FinishDeployment(ctx context.Context, id, runner string, statu
 		if err != nil {
 			return err
 		}
-		if err := sqlschema.CheckFinish(d, runner, status); err != nil {
+		if err := state.CheckFinish(d, runner, status); err != nil {
 			return err
 		}
 		_, err = conn.ExecContext(ctx, sqlschema.SQLFinish, id, string(status), sqlschema.Nanos(finishedAt), version, errMsg)
@@ -346,7 +346,7 @@ func readQueue(ctx context.Context, q querier, stacks []string) ([]state.Deploym
 	return readDeployments(ctx, q, where+` ORDER BY seq`, anys(stacks)...)
 }
 
-// execer runs statements on conn for sqlschema.Claims.Write.
+// execer runs statements on conn for state.Claims.Write.
 func execer(ctx context.Context, conn *sql.Conn) sqlschema.Exec {
 	return func(query string, args ...any) (int64, error) {
 		res, err := conn.ExecContext(ctx, query, args...)
