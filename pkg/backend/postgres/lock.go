@@ -131,3 +131,7 @@ func (b *Backend) Locks(ctx context.Context) ([]state.LockInfo, error) {
 	}
 	return out, nil
 }
+
+// Abilities declares none beyond the contract: locks are rows that stay until their holder unlocks them
+// (or a client takes over a stale one), and nobody cancels another's run.
+func (b *Backend) Abilities() state.Abilities { return state.Abilities{} }
