@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/commitqueue"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/commitqueue"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	sqlite3 "modernc.org/sqlite/lib"
 )
