@@ -6,11 +6,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/groupcommit"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
-// journal persists state changes and events through one goroutine, grouping the requests that arrive
-// while a commit is running into the next one (group commit): one transaction per stack per batch. A
+// journal persists state changes and events, grouping the requests that arrive while a commit is running
+// into the next one (group commit, pkg/groupcommit): one Commit per stack per batch, batches one at a
+// time. A
 // request's changes are durable when its wait returns nil; requests are committed in the order they were
 // enqueued, so two changes to one resource never swap, and when a request is durable every request queued
 // before it is too. After a failed commit every later request fails as well (the error sticks), so that
@@ -21,9 +23,8 @@ type journal struct {
 	deployments map[string]string // stack → deployment ID; written before start, read-only after
 	onEvent     func(Event)
 
-	reqs chan *commitReq
-	done chan struct{}
-	err  error // the first failed commit; only the journal's goroutine touches it
+	group groupcommit.Queue[*commitReq]
+	err   error // the first failed commit; only the batch being written touches it
 	// failed is err for other goroutines: set once, when the first commit fails.
 	failed atomic.Pointer[error]
 	// dryRun makes every commit succeed without writing: events still reach onEvent (diff --refresh).
@@ -40,24 +41,28 @@ type commitReq struct {
 }
 
 func newJournal(b state.Backend, deployments map[string]string, onEvent func(Event)) *journal {
-	j := &journal{backend: b, deployments: deployments, onEvent: onEvent,
-		reqs: make(chan *commitReq, 1024), done: make(chan struct{}), versions: map[string]int64{}}
-	go j.loop()
+	j := &journal{backend: b, deployments: deployments, onEvent: onEvent, versions: map[string]int64{}}
+	j.group.MaxBatch, j.group.Write = 512, j.flush
 	return j
 }
 
 // enqueue queues changes and events for stack and returns a channel that yields the commit's result.
 func (j *journal) enqueue(stack string, changes []state.Change, events ...Event) <-chan error {
 	r := &commitReq{stack: stack, changes: changes, events: events, err: make(chan error, 1)}
-	j.reqs <- r
+	if !j.group.Add(r) {
+		r.err <- errJournalClosed
+	}
 	return r.err
 }
 
 // send queues changes and events for stack without a way to wait for them: a failure to write them is
 // the journal's sticky error (failure), which fails every later request.
 func (j *journal) send(stack string, changes []state.Change, events ...Event) {
-	j.reqs <- &commitReq{stack: stack, changes: changes, events: events}
+	j.group.Add(&commitReq{stack: stack, changes: changes, events: events})
 }
+
+// errJournalClosed is the result of a request enqueued after close.
+var errJournalClosed = errors.New("the state journal is closed")
 
 // failure returns the first failed commit's error, or nil; safe from any goroutine.
 func (j *journal) failure() error {
@@ -69,29 +74,7 @@ func (j *journal) failure() error {
 
 // close stops the journal after every queued request is committed.
 func (j *journal) close() {
-	close(j.reqs)
-	<-j.done
-}
-
-func (j *journal) loop() {
-	defer close(j.done)
-	const maxBatch = 512
-	for first := range j.reqs {
-		batch := []*commitReq{first}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-j.reqs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
-		j.flush(batch)
-	}
+	j.group.Close()
 }
 
 // flush commits a batch: one Commit per stack, stacks in order of first appearance. Commits are not
