@@ -6,24 +6,24 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/pkg/groupcommit"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
-// commitPipeline is the ledger's write-behind: it persists state changes and events through one goroutine,
-// grouping the requests that arrive while a commit is running into the next one (group commit): one
-// transaction per stack per batch. A request's changes are durable when its wait returns nil; requests are
-// committed in the order they were enqueued, so two changes to one resource never swap, and when a request
-// is durable every request queued before it is too. After a failed commit every later request fails as
-// well (the error sticks), so that nothing recorded after a lost change is ever taken as durable. Events
-// are handed to onEvent after they are durable, from the pipeline's goroutine only.
+// commitPipeline is the ledger's write-behind: it persists state changes and events, grouping the requests
+// that arrive while a commit is running into the next one (group commit, pkg/groupcommit): one Commit per
+// stack per batch, batches one at a time. A request's changes are durable when its wait returns nil;
+// requests are committed in the order they were enqueued, so two changes to one resource never swap, and
+// when a request is durable every request queued before it is too. After a failed commit every later
+// request fails as well (the error sticks), so that nothing recorded after a lost change is ever taken as
+// durable. Events are handed to onEvent after they are durable, from one batch at a time.
 type commitPipeline struct {
 	backend     state.Backend
 	deployments map[string]string // stack → deployment ID; written before start, read-only after
 	onEvent     func(Event)
 
-	reqs chan *commitReq
-	done chan struct{}
-	err  error // the first failed commit; only the pipeline's goroutine touches it
+	group groupcommit.Queue[*commitReq]
+	err   error // the first failed commit; only the batch being written touches it
 	// failed is err for other goroutines: set once, when the first commit fails.
 	failed atomic.Pointer[error]
 	// dryRun makes every commit succeed without writing: events still reach onEvent (diff --refresh).
@@ -40,24 +40,28 @@ type commitReq struct {
 }
 
 func newCommitPipeline(b state.Backend, deployments map[string]string, onEvent func(Event)) *commitPipeline {
-	p := &commitPipeline{backend: b, deployments: deployments, onEvent: onEvent,
-		reqs: make(chan *commitReq, 1024), done: make(chan struct{}), versions: map[string]int64{}}
-	go p.loop()
+	p := &commitPipeline{backend: b, deployments: deployments, onEvent: onEvent, versions: map[string]int64{}}
+	p.group.MaxBatch, p.group.Write = 512, p.flush
 	return p
 }
 
 // enqueue queues changes and events for stack and returns a channel that yields the commit's result.
 func (p *commitPipeline) enqueue(stack string, changes []state.Change, events ...Event) <-chan error {
 	r := &commitReq{stack: stack, changes: changes, events: events, err: make(chan error, 1)}
-	p.reqs <- r
+	if !p.group.Add(r) {
+		r.err <- errPipelineClosed
+	}
 	return r.err
 }
 
 // send queues changes and events for stack without a way to wait for them: a failure to write them is
 // the pipeline's sticky error (failure), which fails every later request.
 func (p *commitPipeline) send(stack string, changes []state.Change, events ...Event) {
-	p.reqs <- &commitReq{stack: stack, changes: changes, events: events}
+	p.group.Add(&commitReq{stack: stack, changes: changes, events: events})
 }
+
+// errPipelineClosed is the result of a request enqueued after close.
+var errPipelineClosed = errors.New("the state commit pipeline is closed")
 
 // failure returns the first failed commit's error, or nil; safe from any goroutine.
 func (p *commitPipeline) failure() error {
@@ -69,29 +73,7 @@ func (p *commitPipeline) failure() error {
 
 // close stops the pipeline after every queued request is committed.
 func (p *commitPipeline) close() {
-	close(p.reqs)
-	<-p.done
-}
-
-func (p *commitPipeline) loop() {
-	defer close(p.done)
-	const maxBatch = 512
-	for first := range p.reqs {
-		batch := []*commitReq{first}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-p.reqs:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
-		p.flush(batch)
-	}
+	p.group.Close()
 }
 
 // flush commits a batch: one Commit per stack, stacks in order of first appearance. Commits are not

@@ -13,8 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema/sqlschematest"
 	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -162,48 +163,13 @@ func TestMigrateDeploymentQueue(t *testing.T) {
 	if _, err := p.UpTo(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
-	for _, r := range []struct {
-		id, stack, status string
-		started           int
-	}{
-		{"o1", "web", "COMPLETED", 1}, {"o2", "web", "RUNNING", 2}, {"a1", "api", "RUNNING", 2},
-		{"o3", "web", "RUNNING", 3}, {"a2", "api", "PROPOSED", 5},
-	} {
-		if _, err := db.ExecContext(ctx, `INSERT INTO deployments (id, stack, kind, status, created_by, snapshot_hash, started_at)
-VALUES ($1, $2, 'deploy', $3, 'alice@ci', 'h', $4)`, r.id, r.stack, r.status, sqlschema.Nanos(ms(r.started))); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sqlschematest.SeedOldRuns(t, func(query string, args ...any) error {
+		_, err := db.ExecContext(ctx, query, args...)
+		return err
+	})
 
 	b := mustOpen(t, u)
-	got, err := b.ListDeployments(ctx, state.DeploymentFilter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	type row struct {
-		ID                   string
-		Seq                  int64
-		Status               state.DeploymentStatus
-		CreatedAt, StartedAt time.Time
-		HeartbeatAt          time.Time
-		Aborted              bool
-	}
-	var rows []row
-	for _, d := range got {
-		rows = append(rows, row{d.ID, d.Seq, d.Status, d.CreatedAt, d.StartedAt, d.HeartbeatAt, d.Error != ""})
-	}
-	want := []row{
-		{"a2", 5, state.StatusProposed, ms(5), time.Time{}, time.Time{}, false},
-		{"o3", 4, state.StatusRunning, ms(3), ms(3), ms(3), false},
-		{"o2", 3, state.StatusAborted, ms(2), ms(2), time.Time{}, true},
-		{"a1", 2, state.StatusRunning, ms(2), ms(2), ms(2), false},
-		{"o1", 1, state.StatusCompleted, ms(1), ms(1), time.Time{}, false},
-	}
-	if diff := cmp.Diff(want, rows, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
-		t.Errorf("deployments after the migration (-want +got):\n%s", diff)
-	}
+	sqlschematest.CheckMigratedRuns(ctx, t, b)
 	if _, err := p.DownTo(ctx, 2); err != nil {
 		t.Errorf("migrating down to version 2: %v", err)
 	}

@@ -14,27 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema/sqlschematest"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
-
-// benchResource returns a resource whose JSON is about 300 bytes.
-func benchResource(i int) *state.Resource {
-	id := "Record" + strconv.Itoa(i)
-	return &state.Resource{
-		LogicalID:  id,
-		Type:       "Cdkx::PowerDNS::Record",
-		Provider:   "powerdns",
-		PhysicalID: "example.org./" + id + "/A",
-		Inputs: resource.Properties{
-			"zone": "example.org.", "name": strings.ToLower(id), "type": "A", "ttl": json.Number("300"),
-			"records": []any{"192.0.2.1"},
-		},
-		Outputs:   resource.Properties{"crn": "crn:powerdns:example.org./" + id},
-		Status:    "CREATE_COMPLETE",
-		UpdatedAt: time.Unix(1_770_000_000, 0).UTC(),
-	}
-}
 
 // fileSize returns the size of path, 0 when absent.
 func fileSize(tb testing.TB, path string) int64 {
@@ -90,10 +72,7 @@ func BenchmarkCommit(b *testing.B) {
 	defer func() { _ = be.Close() }()
 
 	const n = 10_000
-	changes := make([][]state.Change, n)
-	for i := range changes {
-		changes[i] = []state.Change{{Kind: state.PutResource, Resource: benchResource(i)}}
-	}
+	changes := sqlschematest.BenchChanges(n)
 	if data, _ := json.Marshal(changes[0][0].Resource); len(data) < 250 || len(data) > 350 {
 		b.Fatalf("resource JSON is %d bytes, want about 300", len(data))
 	}
@@ -129,10 +108,7 @@ func BenchmarkCommitParallel(b *testing.B) {
 	defer func() { _ = be.Close() }()
 
 	const n = 10_000
-	changes := make([][]state.Change, n)
-	for i := range changes {
-		changes[i] = []state.Change{{Kind: state.PutResource, Resource: benchResource(i)}}
-	}
+	changes := sqlschematest.BenchChanges(n)
 	var next atomic.Int64
 	size := func() int64 { return fileSize(b, path) + fileSize(b, path+"-wal") }
 	size0, written0, cpu0 := size(), writtenBytes(), cpuTime()
@@ -178,7 +154,7 @@ func BenchmarkDeploy(b *testing.B) {
 				for range workers {
 					wg.Go(func() {
 						for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-							r := benchResource(i)
+							r := sqlschematest.BenchResource(i)
 							pending := *r
 							pending.Status = "CREATE_IN_PROGRESS"
 							pending.Pending = &state.PendingOperation{Op: "creating", StartedAt: r.UpdatedAt}

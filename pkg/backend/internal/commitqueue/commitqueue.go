@@ -3,9 +3,9 @@
 //
 // A backend prepares each Commit with Prepare (validation and encoding, before any transaction) and hands
 // it to its Queue, which writes it through the backend's Write function: alone, or together with the
-// Commits that queued up while the previous transaction was being written. At most one goroutine, the
-// leader, writes at a time; it writes its own request with those queued (at most MaxBatch in all), wakes
-// them, and hands leadership to the oldest request still queued.
+// Commits that queued up while the previous transaction was being written (pkg/groupcommit: the caller
+// that leads writes, at most MaxBatch requests at a time). What this package adds: the encoding, a
+// failed group replayed one request per transaction, requests whose context ended skipped.
 package commitqueue
 
 import (
@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cdkx-dev/cdkx/pkg/groupcommit"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
@@ -40,8 +41,6 @@ type Request struct {
 	// Version and Err are the result, set by the writer of the request.
 	Version int64
 	Err     error
-	// wake receives true when the request's goroutine must lead the next group, false when it is done.
-	wake chan bool
 }
 
 // Change is a change with its row values encoded before any transaction starts.
@@ -165,103 +164,64 @@ type Queue struct {
 	// MaxBatch bounds how many requests share a transaction (0: DefaultMaxBatch).
 	MaxBatch int
 
-	mu      sync.Mutex // guards the fields below
-	leading bool
-	closed  bool
-	queue   []*Request
-	idle    chan struct{} // closed and replaced when a leader finds the queue empty; Close waits on it
+	once  sync.Once
+	group groupcommit.Queue[*Request]
+}
+
+// init binds the group-commit queue to q's settings, once.
+func (q *Queue) init() {
+	q.once.Do(func() {
+		q.group.MaxBatch = q.MaxBatch
+		if q.group.MaxBatch <= 0 {
+			q.group.MaxBatch = DefaultMaxBatch
+		}
+		q.group.Write = q.writeGroup
+	})
 }
 
 // Close refuses new requests and waits until the queued ones are written.
 func (q *Queue) Close() {
-	q.mu.Lock()
-	q.closed = true
-	if !q.leading {
-		q.mu.Unlock()
-		return
-	}
-	idle := q.idleChan()
-	q.mu.Unlock()
-	<-idle
+	q.init()
+	q.group.Close()
 }
 
-// idleChan returns the channel closed when the current leader finds the queue empty; q.mu is held.
-func (q *Queue) idleChan() chan struct{} {
-	if q.idle == nil {
-		q.idle = make(chan struct{})
+// Commit is a backend's state.Backend.Commit: it prepares the commit (Prepare: an invalid one fails
+// before any transaction), submits it and returns the stack's new version, or the failure wrapped by
+// dbError with the operation ("commit to stack \"web\"").
+func (q *Queue) Commit(ctx context.Context, deploymentID, stack string, changes []state.Change, events []state.Event,
+	dbError func(op string, err error) error) (int64, error) {
+	req, err := Prepare(ctx, deploymentID, stack, changes, events)
+	if err != nil {
+		return 0, err
 	}
-	return q.idle
+	q.Submit(req)
+	if req.Err != nil {
+		return 0, dbError(fmt.Sprintf("commit to stack %q", stack), req.Err)
+	}
+	return req.Version, nil
 }
 
-// Submit writes req, alone or in a group, and returns when req.Version or req.Err is set.
+// Submit writes req, alone or in a group, and returns when req.Version or req.Err is set (ErrClosed after
+// Close). A panic while its group is written fails the group's requests and propagates to the caller
+// that led it; no Commit is left stuck.
 func (q *Queue) Submit(req *Request) {
-	q.mu.Lock()
-	if q.closed {
-		q.mu.Unlock()
+	q.init()
+	if !q.group.Submit(req) {
 		req.Err = ErrClosed
-		return
 	}
-	if q.leading {
-		req.wake = make(chan bool, 1)
-		q.queue = append(q.queue, req)
-		q.mu.Unlock()
-		if lead := <-req.wake; !lead {
-			return
-		}
-	} else {
-		q.leading = true
-		q.mu.Unlock()
-	}
-	q.lead(req)
 }
 
-// lead writes first and the queued requests, wakes them, and passes leadership on. A panic while writing
-// fails the group's requests and still passes leadership on before it propagates, so that a caller
-// recovering from it leaves no Commit stuck.
-func (q *Queue) lead(first *Request) {
-	maxBatch := q.MaxBatch
-	if maxBatch <= 0 {
-		maxBatch = DefaultMaxBatch
-	}
-	q.mu.Lock()
-	n := min(len(q.queue), maxBatch-1)
-	batch := make([]*Request, 0, n+1)
-	batch = append(batch, first)
-	batch = append(batch, q.queue[:n]...)
-	q.queue = q.queue[n:]
-	q.mu.Unlock()
-
+// writeGroup writes a group (writeBatch), failing its requests when that panics before the panic goes on.
+func (q *Queue) writeGroup(batch []*Request) {
 	defer func() {
 		if p := recover(); p != nil {
 			for _, r := range batch {
 				r.Version, r.Err = 0, fmt.Errorf("commit panicked: %v", p)
 			}
-			q.handOff(batch)
 			panic(p)
 		}
 	}()
 	q.writeBatch(batch)
-	q.handOff(batch)
-}
-
-// handOff wakes the requests of a written group, except the leader's own, and passes leadership on to the
-// oldest queued request, or releases it.
-func (q *Queue) handOff(batch []*Request) {
-	for _, r := range batch[1:] {
-		r.wake <- false
-	}
-	q.mu.Lock()
-	if len(q.queue) == 0 {
-		q.leading = false
-		close(q.idleChan())
-		q.idle = make(chan struct{})
-		q.mu.Unlock()
-		return
-	}
-	next := q.queue[0]
-	q.queue = q.queue[1:]
-	q.mu.Unlock()
-	next.wake <- true
 }
 
 // writeBatch writes the requests in one transaction or, when that fails, there are several and the group
