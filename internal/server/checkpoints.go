@@ -14,6 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cdkx-dev/cdkx/internal/server/integrity"
 	"github.com/cdkx-dev/cdkx/internal/server/journal"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
@@ -104,7 +105,7 @@ func (c *textCache) takeIndex(stackID, version int64, kind docKind) *docIndex {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[stackID]
-	if !ok || e.version != version || e.index == nil || e.index.kind != kind {
+	if !ok || e.version != version || e.index == nil || e.index.Kind() != kind {
 		return nil
 	}
 	ix := e.index
@@ -166,15 +167,15 @@ func (s *Server) checkEdit(stackID, version int64, prev, next []byte, edits []te
 	ix := s.texts.takeIndex(stackID, version, kind)
 	if ix == nil {
 		var err error
-		if ix, err = buildIndex(prev, kind); err != nil {
+		if ix, err = integrity.Check(prev, kind); err != nil {
 			// prev itself breaks the rules (stored before they were checked): check next whole.
 			return indexDeployment(next, kind)
 		}
 	}
-	nx, err := ix.update(next, edits)
+	nx, err := ix.Update(next, edits)
 	if err != nil {
 		s.texts.putIndex(stackID, version, ix)
-		return nil, err
+		return nil, asAPIError(err)
 	}
 	return nx, nil
 }
@@ -268,13 +269,13 @@ func (s *Server) rollForward(ctx context.Context, tx pgx.Tx, stackID, version in
 		if err != nil {
 			return nil, false, fmt.Errorf("stack %d version %d: %w", stackID, v, err)
 		}
-		edits = sortEdits(edits)
+		edits = integrity.SortEdits(edits)
 		next, err := applyDelta(text, edits)
 		if err != nil {
 			return nil, false, fmt.Errorf("stack %d version %d: stored delta does not apply: %w", stackID, v, err)
 		}
 		if ix != nil {
-			if ix, err = ix.update(next, edits); err != nil {
+			if ix, err = ix.Update(next, edits); err != nil {
 				ix = nil // stored before the rules were checked: no index
 			}
 		}
@@ -492,7 +493,7 @@ func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, nil, ix.count())
+		version, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, nil, ix.Count())
 		return err
 	})
 	if err == nil {
@@ -524,7 +525,7 @@ func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, req.UntypedDeployment, nil, &req.SequenceNumber, ix.count())
+		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, req.UntypedDeployment, nil, &req.SequenceNumber, ix.Count())
 		return err
 	})
 	if err == nil && version > 0 {
@@ -542,7 +543,7 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	edits = sortEdits(edits)
+	edits = integrity.SortEdits(edits)
 	var stackID, version int64
 	var next []byte
 	var ix *docIndex
@@ -575,7 +576,7 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.count())
+		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.Count())
 		return err
 	})
 	if err == nil && version > 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/cdkx-dev/cdkx/internal/server/integrity"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 	"github.com/jackc/pgx/v5"
@@ -27,7 +28,7 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		if edits, err = parseDelta(req.DeploymentDelta); err != nil {
 			return nil, err
 		}
-		edits = sortEdits(edits)
+		edits = integrity.SortEdits(edits)
 	}
 	if len(req.Events) > 0 && req.DeploymentID == "" {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: the commit carries %d event(s) but no deploymentId; events belong to a deployment", len(req.Events))
@@ -80,7 +81,7 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		if version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.count()); err != nil {
+		if version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.Count()); err != nil {
 			return err
 		}
 		if len(req.Events) == 0 {
