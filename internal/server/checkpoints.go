@@ -12,10 +12,9 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdkx-dev/cdkx/internal/server/integrity"
 	"github.com/cdkx-dev/cdkx/internal/server/journal"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
@@ -183,7 +182,7 @@ func (s *Server) checkEdit(stackID, version int64, prev, next []byte, edits []te
 // checkpointText returns the exact bytes of the stack's checkpoint at version (the empty deployment for
 // version 0), rebuilt from the last snapshot at or before it and the deltas after; a 404 apiError when
 // the stack never reached version.
-func (s *Server) checkpointText(ctx context.Context, tx pgx.Tx, stackID, version int64) ([]byte, error) {
+func (s *Server) checkpointText(ctx context.Context, tx *storage.Tx, stackID, version int64) ([]byte, error) {
 	if version == 0 {
 		return []byte(emptyDeployment), nil
 	}
@@ -193,22 +192,15 @@ func (s *Server) checkpointText(ctx context.Context, tx pgx.Tx, stackID, version
 	if t, ok, err := s.rollForward(ctx, tx, stackID, version); ok || err != nil {
 		return t, err
 	}
-	rows, err := tx.Query(ctx, `SELECT version, data, delta FROM svc_checkpoints WHERE stack_id = $1 AND version <= $2
-AND version >= (SELECT max(version) FROM svc_checkpoints WHERE stack_id = $1 AND version <= $2 AND data IS NOT NULL)
-ORDER BY version`, stackID, version)
+	stored, err := tx.Chain(ctx, stackID, version)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var base []byte
 	var chain [][]textEdit
 	last := int64(-1)
-	for rows.Next() {
-		var v int64
-		var data, delta []byte
-		if err := rows.Scan(&v, &data, &delta); err != nil {
-			return nil, err
-		}
+	for _, sv := range stored {
+		v, data, delta := sv.Version, sv.Data, sv.Delta
 		switch {
 		case data != nil:
 			base, chain = data, nil
@@ -222,9 +214,6 @@ ORDER BY version`, stackID, version)
 			chain = append(chain, edits)
 		}
 		last = v
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	text, err := applyChain(base, chain)
 	if err != nil {
@@ -244,24 +233,18 @@ const maxRollForward = 16
 // index, moved through the same edits: reading the versions between costs O(size of their changes)
 // (plus copying the text), not O(state). ok is false when the cache holds no earlier version, too old a
 // one, or one a stored whole version (a snapshot) follows.
-func (s *Server) rollForward(ctx context.Context, tx pgx.Tx, stackID, version int64) ([]byte, bool, error) {
+func (s *Server) rollForward(ctx context.Context, tx *storage.Tx, stackID, version int64) ([]byte, bool, error) {
 	from, text, ix := s.texts.takeLatest(stackID, version)
 	if text == nil || version-from > maxRollForward {
 		return nil, false, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT version, delta FROM svc_checkpoints WHERE stack_id = $1 AND version > $2 AND version <= $3 ORDER BY version`,
-		stackID, from, version)
+	stored, err := tx.Deltas(ctx, stackID, from, version)
 	if err != nil {
 		return nil, false, err
 	}
-	defer rows.Close()
 	last := from
-	for rows.Next() {
-		var v int64
-		var delta []byte
-		if err := rows.Scan(&v, &delta); err != nil {
-			return nil, false, err
-		}
+	for _, sv := range stored {
+		v, delta := sv.Version, sv.Delta
 		if v != last+1 || delta == nil {
 			return nil, false, nil // a gap (not yet visible) or a snapshot: rebuild as usual
 		}
@@ -281,8 +264,8 @@ func (s *Server) rollForward(ctx context.Context, tx pgx.Tx, stackID, version in
 		}
 		text, last = next, v
 	}
-	if err := rows.Err(); err != nil || last != version {
-		return nil, false, err
+	if last != version {
+		return nil, false, nil
 	}
 	s.texts.put(stackID, version, text, ix)
 	return text, true, nil
@@ -345,35 +328,14 @@ func applyChain(base []byte, chain [][]textEdit) ([]byte, error) {
 }
 
 // stackRow is what storing a checkpoint needs of the stack's row, read under its lock.
-type stackRow struct {
-	version, snapshotBytes, deltaBytes int64
-}
-
-// lockStack locks the stack's row and reads it.
-func lockStack(ctx context.Context, tx pgx.Tx, stackID int64) (stackRow, error) {
-	var st stackRow
-	err := tx.QueryRow(ctx, `SELECT version, snapshot_bytes, delta_bytes FROM svc_stacks WHERE id = $1 FOR UPDATE`, stackID).
-		Scan(&st.version, &st.snapshotBytes, &st.deltaBytes)
-	return st, err
-}
-
-// lockForCheckpoint is lockStack that also reads, in the same round trip, the version of the
-// checkpoint update stored with sequence number seq (nil when none: not a retry) and the update's
-// last checkpoint version (nil when none).
-func lockForCheckpoint(ctx context.Context, tx pgx.Tx, stackID int64, update string, seq int64) (st stackRow, seen, last *int64, err error) {
-	err = tx.QueryRow(ctx, `SELECT version, snapshot_bytes, delta_bytes,
- (SELECT c.version FROM svc_checkpoints c WHERE c.update_id = $2 AND c.sequence_number = $3),
- (SELECT max(c.version) FROM svc_checkpoints c WHERE c.update_id = $2)
-FROM svc_stacks WHERE id = $1 FOR UPDATE`, stackID, update, seq).Scan(&st.version, &st.snapshotBytes, &st.deltaBytes, &seen, &last)
-	return st, seen, last, err
-}
+type stackRow = storage.StackState
 
 // storeCheckpoint stores next as the stack's next version and returns that version. edits, when not
 // nil, are the text edits that turn the stack's current version into next (as a delta checkpoint sent
 // them); when nil they are computed (one edit spanning what differs). resourceCount is recorded for
 // stack listings.
-func (s *Server) storeCheckpoint(ctx context.Context, tx pgx.Tx, u updateRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
-	st, err := lockStack(ctx, tx, u.stackID)
+func (s *Server) storeCheckpoint(ctx context.Context, tx *storage.Tx, u updateRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
+	st, err := tx.LockStack(ctx, u.stackID)
 	if err != nil {
 		return 0, err
 	}
@@ -381,8 +343,8 @@ func (s *Server) storeCheckpoint(ctx context.Context, tx pgx.Tx, u updateRow, ne
 }
 
 // storeCheckpointAt is storeCheckpoint for a caller that locked the stack's row and read it (st).
-func (s *Server) storeCheckpointAt(ctx context.Context, tx pgx.Tx, u updateRow, st stackRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
-	version, snapshotBytes, deltaBytes := st.version, st.snapshotBytes, st.deltaBytes
+func (s *Server) storeCheckpointAt(ctx context.Context, tx *storage.Tx, u updateRow, st stackRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
+	version, snapshotBytes, deltaBytes := st.Version, st.SnapshotBytes, st.DeltaBytes
 	var data, delta []byte
 	if version > 0 {
 		if edits == nil {
@@ -401,13 +363,8 @@ func (s *Server) storeCheckpointAt(ctx context.Context, tx pgx.Tx, u updateRow, 
 		deltaBytes += int64(len(delta))
 	}
 	version++
-	// One round trip for both.
-	batch := &pgx.Batch{}
-	batch.Queue(`UPDATE svc_stacks SET version = $2, resource_count = $3, snapshot_bytes = $4, delta_bytes = $5 WHERE id = $1`,
-		u.stackID, version, resourceCount, snapshotBytes, deltaBytes)
-	batch.Queue(`INSERT INTO svc_checkpoints (stack_id, version, update_id, sequence_number, data, delta, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		u.stackID, version, u.id, seq, data, delta, s.now())
-	return version, tx.SendBatch(ctx, batch).Close()
+	st = storage.StackState{Version: version, SnapshotBytes: snapshotBytes, DeltaBytes: deltaBytes}
+	return version, tx.StoreVersion(ctx, u.stackID, st, resourceCount, u.id, seq, storage.Version{Data: data, Delta: delta}, s.now())
 }
 
 // diffText returns the edits that turn prev into next: none when they are equal, else one edit
@@ -487,7 +444,7 @@ func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
 		return nil, err
 	}
 	var stackID, version int64
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
 			return err
@@ -515,12 +472,12 @@ func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
 		return nil, err
 	}
 	var stackID, version int64
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
 			return err
 		}
-		st, seen, _, err := lockForCheckpoint(r.Context(), tx, u.stackID, u.id, req.SequenceNumber)
+		st, seen, _, err := tx.LockForCheckpoint(r.Context(), u.stackID, u.id, req.SequenceNumber)
 		if err != nil || seen != nil {
 			return err
 		}
@@ -547,14 +504,14 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 	var stackID, version int64
 	var next []byte
 	var ix *docIndex
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
 			return err
 		}
 		// The base is the update's last checkpoint, which is the stack's current version while the
 		// update is active.
-		st, seen, base, err := lockForCheckpoint(r.Context(), tx, u.stackID, u.id, req.SequenceNumber)
+		st, seen, base, err := tx.LockForCheckpoint(r.Context(), u.stackID, u.id, req.SequenceNumber)
 		if err != nil || seen != nil {
 			return err
 		}

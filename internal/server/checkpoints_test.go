@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/google/go-cmp/cmp"
-	"github.com/jackc/pgx/v5"
 )
 
 func TestEditsRoundTrip(t *testing.T) {
@@ -105,7 +105,7 @@ func TestCheckpointStorageIsLinear(t *testing.T) {
 	defer fresh.Close()
 	for _, srv := range []*Server{e.srv, fresh} {
 		for v := 1; v <= n; v++ {
-			err := srv.inTx(context.Background(), func(tx pgx.Tx) error {
+			err := srv.inTx(context.Background(), func(tx *storage.Tx) error {
 				got, err := srv.checkpointText(context.Background(), tx, 1, int64(v))
 				if err != nil {
 					return err

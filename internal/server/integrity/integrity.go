@@ -208,7 +208,7 @@ func containsFold(keys []string, k string) bool {
 	return false
 }
 
-// update returns the index of next, the text edits (sorted by span, applied) turn ix's text into,
+// Update returns the index of next, the text edits (sorted by span, applied) turn ix's text into,
 // checking only the parts of next the edits touch; an *Error when next breaks a rule. On success ix
 // must no longer be used (the two share their URN counts); on error ix is unchanged.
 func (ix *Index) Update(next []byte, edits []stateapi.TextEdit) (*Index, error) {
