@@ -7,47 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cdkx-dev/cdkx/internal/server/integrity/integritytest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/jackc/pgx/v5"
 )
-
-// The texts of the integrity package's tests, written through the service.
-
-// pulumiResource is a resource of a Pulumi checkpoint.
-func pulumiResource(i int, extra string) string {
-	return fmt.Sprintf(`{"urn":"urn:pulumi:dev::p::t::r%03d","custom":true,"type":"t","outputs":{"v":"%s"}%s}`, i, strings.Repeat("x", i%7), extra)
-}
-
-// cdkxResource is a line of a cdkx document.
-func cdkxResource(id, extra string) string {
-	return fmt.Sprintf(`{"urn":"urn:pulumi:dev::p::cdkx:Core:Data::%s","custom":true,"type":"cdkx:Core:Data","inputs":{},"outputs":{}%s,"cdkx":{"logicalId":"%s","type":"Cdkx::Core::Data","provider":"core","status":"CREATE_COMPLETE","updatedAt":"2026-01-02T03:04:05Z"}}`, id, extra, id)
-}
-
-func pulumiText(n int) string {
-	res := make([]string, n)
-	for i := range res {
-		res[i] = pulumiResource(i, "")
-	}
-	return `{"version":3,"deployment":{"manifest":{"time":"2026-01-02T03:04:05Z","magic":"","version":""},"resources":[` + strings.Join(res, ",") + `],"pending_operations":[],"metadata":{}}}`
-}
-
-func cdkxText(n int) string {
-	var b strings.Builder
-	b.WriteString(`{"version":3,"deployment":{"manifest":{"time":"0001-01-01T00:00:00Z","magic":"","version":"cdkx"},"cdkx":{"format":1,"stack":"dev","outputs":{},"updatedAt":"2026-01-02T03:04:05Z"},"resources":[`)
-	for i := range n {
-		b.WriteString(separatorOf(i))
-		b.WriteString(cdkxResource(fmt.Sprintf("r%03d", i*2), ""))
-	}
-	b.WriteString("\n]}}")
-	return b.String()
-}
-
-func separatorOf(i int) string {
-	if i == 0 {
-		return "\n"
-	}
-	return ",\n"
-}
 
 // dumpTables returns every row of every svc_ table, as text, in a stable order.
 func (e *env) dumpTables() map[string][]string {
@@ -88,7 +51,7 @@ func TestWritesKeepStateValid(t *testing.T) {
 	e.createStack("p")
 	pid, plea := e.startUpdate("p", "update")
 	ppath := "/api/stacks/org/proj/p/update/" + pid
-	pbase := pulumiText(3)
+	pbase := integritytest.PulumiText(3)
 	e.must(200, "PATCH", ppath+"/checkpointverbatim", plea, map[string]any{"version": 3, "untypedDeployment": json.RawMessage(pbase), "sequenceNumber": 1})
 	delta := func(seq int, start, end int, text string) map[string]any {
 		next := pbase[:start] + text + pbase[end:]
@@ -100,7 +63,7 @@ func TestWritesKeepStateValid(t *testing.T) {
 	e.createStack("c")
 	cid, clea := e.startUpdate("c", "update")
 	cpath := "/api/stacks/org/proj/c/update/" + cid + "/commit"
-	cbase := cdkxText(3)
+	cbase := integritytest.CdkxText(3)
 	e.must(200, "PATCH", cpath, clea, map[string]any{"sequenceNumber": 1, "baseVersion": 0, "checkpointHash": hashOf(cbase), "deploymentText": cbase, "deploymentId": "d1"})
 	commit := func(seq int, start, end int, text string) map[string]any {
 		next := cbase[:start] + text + cbase[end:]
@@ -130,7 +93,7 @@ func TestWritesKeepStateValid(t *testing.T) {
 		{"verbatim: duplicate URNs", "PATCH", ppath + "/checkpointverbatim", plea,
 			`{"version":3,"untypedDeployment":{"version":3,"deployment":{"resources":[{"urn":"u","type":"t"},{"urn":"u","type":"t"}]}},"sequenceNumber":2}`, 400},
 		{"delta: closing brace deleted", "PATCH", ppath + "/checkpointdelta", plea, delta(2, len(pbase)-1, len(pbase), ""), 400},
-		{"delta: duplicate URN", "PATCH", ppath + "/checkpointdelta", plea, delta(2, r1, r1, pulumiResource(0, "")+","), 400},
+		{"delta: duplicate URN", "PATCH", ppath + "/checkpointdelta", plea, delta(2, r1, r1, integritytest.PulumiResource(0, "")+","), 400},
 		{"delta: resource without type", "PATCH", ppath + "/checkpointdelta", plea, delta(2, r0, r1-1, `{"urn":"x"}`), 400},
 		{"delta: hash mismatch", "PATCH", ppath + "/checkpointdelta", plea,
 			map[string]any{"version": 1, "checkpointHash": hashOf("x"), "sequenceNumber": 2, "deploymentDelta": editAt(r0, r0, "")}, 400},
@@ -192,8 +155,8 @@ func TestWritesKeepStateValid(t *testing.T) {
 	}
 	e.t = t
 	// Valid writes on the same paths succeed.
-	e.must(200, "PATCH", ppath+"/checkpointdelta", plea, delta(2, r1, r1, pulumiResource(9, "")+","))
-	e.must(200, "PATCH", cpath, clea, commit(2, c1, c1, cdkxResource("r001", "")+",\n"))
+	e.must(200, "PATCH", ppath+"/checkpointdelta", plea, delta(2, r1, r1, integritytest.PulumiResource(9, "")+","))
+	e.must(200, "PATCH", cpath, clea, commit(2, c1, c1, integritytest.CdkxResource("r001", "")+",\n"))
 	e.must(200, "PATCH", jpath+"/journalentries", jlea, batch(entry(1, 0, 1, 1, ""), entry(1, 1, 2, 1, state)))
 	for stack, want := range map[string]int64{"p": 2, "c": 2, "j": 1} {
 		if got := e.snapshot(stack).Version; got != want {
@@ -209,17 +172,17 @@ func TestDeltaCacheMiss(t *testing.T) {
 	e.createStack("p")
 	id, lease := e.startUpdate("p", "update")
 	path := "/api/stacks/org/proj/p/update/" + id
-	text := pulumiText(3)
+	text := integritytest.PulumiText(3)
 	e.must(200, "PATCH", path+"/checkpointverbatim", lease, map[string]any{"version": 3, "untypedDeployment": json.RawMessage(text), "sequenceNumber": 1})
 	for seq := 2; seq < 6; seq++ {
 		e.forgetCaches()
 		at := strings.Index(text, "]")
-		bad := text[:at] + "," + pulumiResource(0, "") + text[at:] // a duplicate URN
+		bad := text[:at] + "," + integritytest.PulumiResource(0, "") + text[at:] // a duplicate URN
 		e.must(400, "PATCH", path+"/checkpointdelta", lease, map[string]any{"version": 1, "checkpointHash": hashOf(bad), "sequenceNumber": seq,
-			"deploymentDelta": editAt(at, at, ","+pulumiResource(0, ""))})
-		next := text[:at] + "," + pulumiResource(seq*10, "") + text[at:]
+			"deploymentDelta": editAt(at, at, ","+integritytest.PulumiResource(0, ""))})
+		next := text[:at] + "," + integritytest.PulumiResource(seq*10, "") + text[at:]
 		e.must(200, "PATCH", path+"/checkpointdelta", lease, map[string]any{"version": 1, "checkpointHash": hashOf(next), "sequenceNumber": seq,
-			"deploymentDelta": editAt(at, at, ","+pulumiResource(seq*10, ""))})
+			"deploymentDelta": editAt(at, at, ","+integritytest.PulumiResource(seq*10, ""))})
 		text = next
 	}
 	if got := string(e.must(200, "GET", "/api/stacks/org/proj/p/export", e.token, nil)); got != text {
@@ -234,7 +197,7 @@ func TestDeltasAcrossReplicas(t *testing.T) {
 	c := newCluster(t)
 	c.must(200, 0, "POST", "/api/stacks/org/proj", c.token, map[string]any{"stackName": "dev"})
 	path, lease := c.begin("dev", 0, 1)
-	text := cdkxText(3)
+	text := integritytest.CdkxText(3)
 	// A string body is sent as it is (a json.RawMessage would be compacted).
 	c.must(200, 0, "PATCH", path+"/checkpointverbatim", lease, `{"version":3,"untypedDeployment":`+text+`,"sequenceNumber":1}`)
 	for seq := 2; seq < 30; seq++ {
@@ -247,7 +210,7 @@ func TestDeltasAcrossReplicas(t *testing.T) {
 			c.must(400, seq, "PATCH", path+"/commit", lease, map[string]any{"sequenceNumber": seq, "baseVersion": seq - 1,
 				"checkpointHash": hashOf(bad), "deploymentDelta": editAt(at, at, dup), "deploymentId": "d1"})
 		}
-		line := ",\n" + cdkxResource(id, "")
+		line := ",\n" + integritytest.CdkxResource(id, "")
 		next := text[:at] + line + text[at:]
 		if seq%2 == 0 {
 			c.must(200, seq, "PATCH", path+"/checkpointdelta", lease, map[string]any{"version": 1, "checkpointHash": hashOf(next), "sequenceNumber": seq,

@@ -10,44 +10,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/cdkx-dev/cdkx/internal/server/integrity/integritytest"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
-
-// pulumiResource is a resource of a Pulumi checkpoint.
-func pulumiResource(i int, extra string) string {
-	return fmt.Sprintf(`{"urn":"urn:pulumi:dev::p::t::r%03d","custom":true,"type":"t","outputs":{"v":"%s"}%s}`, i, strings.Repeat("x", i%7), extra)
-}
-
-// cdkxResource is a line of a cdkx document.
-func cdkxResource(id, extra string) string {
-	return fmt.Sprintf(`{"urn":"urn:pulumi:dev::p::cdkx:Core:Data::%s","custom":true,"type":"cdkx:Core:Data","inputs":{},"outputs":{}%s,"cdkx":{"logicalId":"%s","type":"Cdkx::Core::Data","provider":"core","status":"CREATE_COMPLETE","updatedAt":"2026-01-02T03:04:05Z"}}`, id, extra, id)
-}
-
-func pulumiText(n int) string {
-	res := make([]string, n)
-	for i := range res {
-		res[i] = pulumiResource(i, "")
-	}
-	return `{"version":3,"deployment":{"manifest":{"time":"2026-01-02T03:04:05Z","magic":"","version":""},"resources":[` + strings.Join(res, ",") + `],"pending_operations":[],"metadata":{}}}`
-}
-
-func cdkxText(n int) string {
-	var b strings.Builder
-	b.WriteString(`{"version":3,"deployment":{"manifest":{"time":"0001-01-01T00:00:00Z","magic":"","version":"cdkx"},"cdkx":{"format":1,"stack":"dev","outputs":{},"updatedAt":"2026-01-02T03:04:05Z"},"resources":[`)
-	for i := range n {
-		b.WriteString(separatorOf(i))
-		b.WriteString(cdkxResource(fmt.Sprintf("r%03d", i*2), ""))
-	}
-	b.WriteString("\n]}}")
-	return b.String()
-}
-
-func separatorOf(i int) string {
-	if i == 0 {
-		return "\n"
-	}
-	return ",\n"
-}
 
 // TestIndexDeployment checks the rules on whole texts: what each kind accepts and refuses, and where.
 func TestIndexDeployment(t *testing.T) {
@@ -57,7 +22,7 @@ func TestIndexDeployment(t *testing.T) {
 		text string
 		want string // "" when valid, else a part of the error
 	}{
-		{"pulumi", Pulumi, pulumiText(3), ""},
+		{"pulumi", Pulumi, integritytest.PulumiText(3), ""},
 		{"empty deployment", Pulumi, `{"version":3,"deployment":{"manifest":{"time":"0001-01-01T00:00:00Z","magic":"","version":""},"resources":[]}}`, ""},
 		{"no resources", Pulumi, `{"version":3,"deployment":{}}`, ""},
 		{"null resources", Pulumi, `{"version":3,"deployment":{"resources":null}}`, ""},
@@ -65,7 +30,7 @@ func TestIndexDeployment(t *testing.T) {
 		{"version 4", Pulumi, `{"version":4,"features":["x"],"deployment":{"resources":[]}}`, ""},
 		{"version 4 import", Import, `{"version":4,"features":["x"],"deployment":{"resources":[]}}`, "version 4 is not supported"},
 		{"a string", Pulumi, `"just a string"`, `unexpected '"', want '{'`},
-		{"no closing brace", Pulumi, pulumiText(2)[:len(pulumiText(2))-1], "unexpected end of the text"},
+		{"no closing brace", Pulumi, integritytest.PulumiText(2)[:len(integritytest.PulumiText(2))-1], "unexpected end of the text"},
 		{"deployment a list", Pulumi, `{"version":3,"deployment":[]}`, "the deployment is not a JSON object"},
 		{"no version", Pulumi, `{"deployment":{"resources":[]}}`, "no version"},
 		{"version 2", Pulumi, `{"version":2,"deployment":{"resources":[]}}`, "version 2 is not supported"},
@@ -84,16 +49,16 @@ func TestIndexDeployment(t *testing.T) {
 		{"manifest a string", Pulumi, `{"version":3,"deployment":{"manifest":"m","resources":[]}}`, "the manifest is not a JSON object"},
 		{"pending operations an object", Pulumi, `{"version":3,"deployment":{"pending_operations":{}}}`, "pending_operations is not a list"},
 		{"bad escape", Pulumi, `{"version":3,"deployment":{"manifest":{"a":"\q"}}}`, `invalid escape`},
-		{"cdkx", Cdkx, cdkxText(3), ""},
-		{"cdkx empty", Cdkx, cdkxText(0), ""},
+		{"cdkx", Cdkx, integritytest.CdkxText(3), ""},
+		{"cdkx empty", Cdkx, integritytest.CdkxText(0), ""},
 		{"cdkx without header", Cdkx, `{"version":3,"deployment":{"resources":[]}}`, "needs its cdkx header"},
-		{"cdkx resource without logical ID", Cdkx, strings.Replace(pulumiText(1), `"resources"`, `"cdkx":{"format":1},"resources"`, 1), "no cdkx logical ID"},
-		{"cdkx format 2", Cdkx, strings.Replace(cdkxText(1), `"format":1`, `"format":2`, 1), "format 2"},
-		{"cdkx without logical ID", Cdkx, strings.Replace(cdkxText(1), `"logicalId":"r000"`, `"logicalId":""`, 1), "no cdkx logical ID"},
-		{"cdkx without type", Cdkx, strings.Replace(cdkxText(1), `"type":"cdkx:Core:Data"`, `"type":""`, 1), "no type"},
-		{"cdkx out of order", Cdkx, strings.Replace(cdkxText(2), `"logicalId":"r002"`, `"logicalId":"a"`, 1), `logical ID "a" follows "r000"`},
-		{"cdkx bad updatedAt", Cdkx, strings.Replace(cdkxText(1), `"updatedAt":"2026-01-02T03:04:05Z","cdkx"`, `"updatedAt":"soon","cdkx"`, 1), ""},
-		{"cdkx bad resource updatedAt", Cdkx, strings.Replace(cdkxText(1), `"status":"CREATE_COMPLETE","updatedAt":"2026-01-02T03:04:05Z"`, `"status":"CREATE_COMPLETE","updatedAt":5`, 1), "Time.UnmarshalJSON"},
+		{"cdkx resource without logical ID", Cdkx, strings.Replace(integritytest.PulumiText(1), `"resources"`, `"cdkx":{"format":1},"resources"`, 1), "no cdkx logical ID"},
+		{"cdkx format 2", Cdkx, strings.Replace(integritytest.CdkxText(1), `"format":1`, `"format":2`, 1), "format 2"},
+		{"cdkx without logical ID", Cdkx, strings.Replace(integritytest.CdkxText(1), `"logicalId":"r000"`, `"logicalId":""`, 1), "no cdkx logical ID"},
+		{"cdkx without type", Cdkx, strings.Replace(integritytest.CdkxText(1), `"type":"cdkx:Core:Data"`, `"type":""`, 1), "no type"},
+		{"cdkx out of order", Cdkx, strings.Replace(integritytest.CdkxText(2), `"logicalId":"r002"`, `"logicalId":"a"`, 1), `logical ID "a" follows "r000"`},
+		{"cdkx bad updatedAt", Cdkx, strings.Replace(integritytest.CdkxText(1), `"updatedAt":"2026-01-02T03:04:05Z","cdkx"`, `"updatedAt":"soon","cdkx"`, 1), ""},
+		{"cdkx bad resource updatedAt", Cdkx, strings.Replace(integritytest.CdkxText(1), `"status":"CREATE_COMPLETE","updatedAt":"2026-01-02T03:04:05Z"`, `"status":"CREATE_COMPLETE","updatedAt":5`, 1), "Time.UnmarshalJSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,21 +93,21 @@ func randomEdits(rng *rand.Rand, text string, kind Kind, ix *Index) []stateapi.T
 				id := fmt.Sprintf("r%03d", rng.IntN(40))
 				switch rng.IntN(8) {
 				case 0:
-					return strings.Replace(cdkxResource(id, ""), `"type":"cdkx:Core:Data"`, `"type":""`, 1)
+					return strings.Replace(integritytest.CdkxResource(id, ""), `"type":"cdkx:Core:Data"`, `"type":""`, 1)
 				case 1:
 					return `"just a string"`
 				}
-				return cdkxResource(id, `,"id":"x"`)
+				return integritytest.CdkxResource(id, `,"id":"x"`)
 			}
 			switch rng.IntN(8) {
 			case 0:
 				return `{"urn":"u"}`
 			case 1:
-				return pulumiResource(rng.IntN(40), `,"delete":true`)
+				return integritytest.PulumiResource(rng.IntN(40), `,"delete":true`)
 			case 2:
 				return `[]`
 			}
-			return pulumiResource(rng.IntN(40), `,"id":"x"`)
+			return integritytest.PulumiResource(rng.IntN(40), `,"id":"x"`)
 		}
 		switch op := rng.IntN(10); {
 		case op < 3 && ix != nil && len(ix.elems) > 0: // replace a resource
@@ -186,9 +151,9 @@ func TestIndexUpdateMatchesFullParse(t *testing.T) {
 			valid, invalid := 0, 0
 			for seq := range 300 {
 				n := rng.IntN(12)
-				text := pulumiText(n)
+				text := integritytest.PulumiText(n)
 				if kind == Cdkx {
-					text = cdkxText(n)
+					text = integritytest.CdkxText(n)
 				}
 				ix, err := buildIndex([]byte(text), kind)
 				if err != nil {
