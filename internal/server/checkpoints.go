@@ -2,14 +2,10 @@ package server
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 
 	"github.com/cdkx-dev/cdkx/internal/server/integrity"
@@ -207,7 +203,7 @@ func (s *Server) checkpointText(ctx context.Context, tx *storage.Tx, stackID, ve
 		case last < 0 || v != last+1:
 			return nil, fmt.Errorf("stack %d: version %d is a delta without version %d", stackID, v, v-1)
 		default:
-			edits, err := decodeEdits(delta)
+			edits, err := integrity.DecodeEdits(delta)
 			if err != nil {
 				return nil, fmt.Errorf("stack %d version %d: %w", stackID, v, err)
 			}
@@ -215,7 +211,7 @@ func (s *Server) checkpointText(ctx context.Context, tx *storage.Tx, stackID, ve
 		}
 		last = v
 	}
-	text, err := applyChain(base, chain)
+	text, err := integrity.ApplyChain(base, chain)
 	if err != nil {
 		return nil, fmt.Errorf("stack %d version %d: stored deltas do not apply: %w", stackID, version, err)
 	}
@@ -248,7 +244,7 @@ func (s *Server) rollForward(ctx context.Context, tx *storage.Tx, stackID, versi
 		if v != last+1 || delta == nil {
 			return nil, false, nil // a gap (not yet visible) or a snapshot: rebuild as usual
 		}
-		edits, err := decodeEdits(delta)
+		edits, err := integrity.DecodeEdits(delta)
 		if err != nil {
 			return nil, false, fmt.Errorf("stack %d version %d: %w", stackID, v, err)
 		}
@@ -269,62 +265,6 @@ func (s *Server) rollForward(ctx context.Context, tx *storage.Tx, stackID, versi
 	}
 	s.texts.put(stackID, version, text, ix)
 	return text, true, nil
-}
-
-// applyChain applies each delta of chain in turn to base and returns the result. It keeps the text as a
-// list of pieces (slices of base and of the edits' new texts) and copies bytes once, at the end, so that
-// rebuilding k deltas of a text of S bytes costs O(S + k × pieces) rather than O(k × S).
-func applyChain(base []byte, chain [][]textEdit) ([]byte, error) {
-	if len(chain) == 0 {
-		return base, nil
-	}
-	pieces := [][]byte{base}
-	size := len(base)
-	for ci, edits := range chain {
-		edits = slices.Clone(edits)
-		slices.SortStableFunc(edits, func(a, b textEdit) int {
-			return cmp.Or(cmp.Compare(a.Span.Start.Offset, b.Span.Start.Offset), cmp.Compare(a.Span.End.Offset, b.Span.End.Offset))
-		})
-		next := make([][]byte, 0, len(pieces)+2*len(edits)+1)
-		pi, off, pos := 0, 0, 0 // cursor: piece index, offset in it, offset in the text
-		advance := func(n int, keep bool) {
-			for n > 0 {
-				p := pieces[pi][off:]
-				if len(p) > n {
-					if keep {
-						next = append(next, p[:n])
-					}
-					off, pos = off+n, pos+n
-					return
-				}
-				if keep && len(p) > 0 {
-					next = append(next, p)
-				}
-				n, pos = n-len(p), pos+len(p)
-				pi, off = pi+1, 0
-			}
-		}
-		newSize := size
-		for i, e := range edits {
-			start, end := e.Span.Start.Offset, e.Span.End.Offset
-			if start < pos || end < start || end > size {
-				return nil, fmt.Errorf("delta %d, edit %d: bytes %d-%d overlap or lie outside the text (%d bytes)", ci, i, start, end, size)
-			}
-			advance(start-pos, true)
-			advance(end-start, false)
-			if e.NewText != "" {
-				next = append(next, []byte(e.NewText))
-			}
-			newSize += len(e.NewText) - (end - start)
-		}
-		advance(size-pos, true)
-		pieces, size = next, newSize
-	}
-	out := make([]byte, 0, size)
-	for _, p := range pieces {
-		out = append(out, p...)
-	}
-	return out, nil
 }
 
 // stackRow is what storing a checkpoint needs of the stack's row, read under its lock.
@@ -352,9 +292,9 @@ func (s *Server) storeCheckpointAt(ctx context.Context, tx *storage.Tx, u update
 			if err != nil {
 				return 0, err
 			}
-			edits = diffText(prev, next)
+			edits = integrity.Diff(prev, next)
 		}
-		delta = encodeEdits(edits)
+		delta = integrity.EncodeEdits(edits)
 	}
 	if version == 0 || deltaBytes+int64(len(delta)) > snapshotBytes {
 		data, delta = next, nil
@@ -365,63 +305,6 @@ func (s *Server) storeCheckpointAt(ctx context.Context, tx *storage.Tx, u update
 	version++
 	st = storage.StackState{Version: version, SnapshotBytes: snapshotBytes, DeltaBytes: deltaBytes}
 	return version, tx.StoreVersion(ctx, u.stackID, st, resourceCount, u.id, seq, storage.Version{Data: data, Delta: delta}, s.now())
-}
-
-// diffText returns the edits that turn prev into next: none when they are equal, else one edit
-// replacing what lies between their common prefix and common suffix.
-func diffText(prev, next []byte) []textEdit {
-	p := 0
-	for p < len(prev) && p < len(next) && prev[p] == next[p] {
-		p++
-	}
-	if p == len(prev) && p == len(next) {
-		return []textEdit{}
-	}
-	q := 0
-	for q < len(prev)-p && q < len(next)-p && prev[len(prev)-1-q] == next[len(next)-1-q] {
-		q++
-	}
-	var e textEdit
-	e.Span.Start.Offset, e.Span.End.Offset, e.NewText = p, len(prev)-q, string(next[p:len(next)-q])
-	return []textEdit{e}
-}
-
-// encodeEdits encodes edits for storage, byte-exact (a new text may be any bytes, even part of a UTF-8
-// sequence): per edit, three unsigned varints (start, end, length of the new text), then the new text.
-func encodeEdits(edits []textEdit) []byte {
-	var b []byte
-	for _, e := range edits {
-		b = binary.AppendUvarint(b, uint64(e.Span.Start.Offset))
-		b = binary.AppendUvarint(b, uint64(e.Span.End.Offset))
-		b = binary.AppendUvarint(b, uint64(len(e.NewText)))
-		b = append(b, e.NewText...)
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b
-}
-
-// decodeEdits decodes what encodeEdits wrote.
-func decodeEdits(data []byte) ([]textEdit, error) {
-	var edits []textEdit
-	for len(data) > 0 {
-		var f [3]uint64
-		for i := range f {
-			v, n := binary.Uvarint(data)
-			if n <= 0 {
-				return nil, errors.New("decode stored delta: truncated edit header")
-			}
-			f[i], data = v, data[n:]
-		}
-		if f[2] > uint64(len(data)) {
-			return nil, errors.New("decode stored delta: truncated edit text")
-		}
-		var e textEdit
-		e.Span.Start.Offset, e.Span.End.Offset, e.NewText = int(f[0]), int(f[1]), string(data[:f[2]])
-		edits, data = append(edits, e), data[f[2]:]
-	}
-	return edits, nil
 }
 
 func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {

@@ -2,6 +2,8 @@ package integrity
 
 import (
 	"cmp"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -43,4 +45,114 @@ func ApplyEdits(prev []byte, edits []stateapi.TextEdit) ([]byte, error) {
 		pos = end
 	}
 	return append(out, prev[pos:]...), nil
+}
+
+// ApplyChain applies each delta of chain in turn to base and returns the result. It keeps the text as a
+// list of pieces (slices of base and of the edits' new texts) and copies bytes once, at the end, so that
+// rebuilding k deltas of a text of S bytes costs O(S + k × pieces) rather than O(k × S).
+func ApplyChain(base []byte, chain [][]stateapi.TextEdit) ([]byte, error) {
+	if len(chain) == 0 {
+		return base, nil
+	}
+	pieces := [][]byte{base}
+	size := len(base)
+	for ci, edits := range chain {
+		edits = SortEdits(edits)
+		next := make([][]byte, 0, len(pieces)+2*len(edits)+1)
+		pi, off, pos := 0, 0, 0 // cursor: piece index, offset in it, offset in the text
+		advance := func(n int, keep bool) {
+			for n > 0 {
+				p := pieces[pi][off:]
+				if len(p) > n {
+					if keep {
+						next = append(next, p[:n])
+					}
+					off, pos = off+n, pos+n
+					return
+				}
+				if keep && len(p) > 0 {
+					next = append(next, p)
+				}
+				n, pos = n-len(p), pos+len(p)
+				pi, off = pi+1, 0
+			}
+		}
+		newSize := size
+		for i, e := range edits {
+			start, end := e.Span.Start.Offset, e.Span.End.Offset
+			if start < pos || end < start || end > size {
+				return nil, fmt.Errorf("delta %d, edit %d: bytes %d-%d overlap or lie outside the text (%d bytes)", ci, i, start, end, size)
+			}
+			advance(start-pos, true)
+			advance(end-start, false)
+			if e.NewText != "" {
+				next = append(next, []byte(e.NewText))
+			}
+			newSize += len(e.NewText) - (end - start)
+		}
+		advance(size-pos, true)
+		pieces, size = next, newSize
+	}
+	out := make([]byte, 0, size)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return out, nil
+}
+
+// Diff returns the edits that turn prev into next: none when they are equal, else one edit
+// replacing what lies between their common prefix and common suffix.
+func Diff(prev, next []byte) []stateapi.TextEdit {
+	p := 0
+	for p < len(prev) && p < len(next) && prev[p] == next[p] {
+		p++
+	}
+	if p == len(prev) && p == len(next) {
+		return []stateapi.TextEdit{}
+	}
+	q := 0
+	for q < len(prev)-p && q < len(next)-p && prev[len(prev)-1-q] == next[len(next)-1-q] {
+		q++
+	}
+	var e stateapi.TextEdit
+	e.Span.Start.Offset, e.Span.End.Offset, e.NewText = p, len(prev)-q, string(next[p:len(next)-q])
+	return []stateapi.TextEdit{e}
+}
+
+// EncodeEdits encodes edits for storage, byte-exact (a new text may be any bytes, even part of a UTF-8
+// sequence): per edit, three unsigned varints (start, end, length of the new text), then the new text.
+func EncodeEdits(edits []stateapi.TextEdit) []byte {
+	var b []byte
+	for _, e := range edits {
+		b = binary.AppendUvarint(b, uint64(e.Span.Start.Offset))
+		b = binary.AppendUvarint(b, uint64(e.Span.End.Offset))
+		b = binary.AppendUvarint(b, uint64(len(e.NewText)))
+		b = append(b, e.NewText...)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b
+}
+
+// DecodeEdits decodes what EncodeEdits wrote.
+func DecodeEdits(data []byte) ([]stateapi.TextEdit, error) {
+	var edits []stateapi.TextEdit
+	for len(data) > 0 {
+		var f [3]uint64
+		for i := range f {
+			v, n := binary.Uvarint(data)
+			if n <= 0 {
+				return nil, errors.New("decode stored delta: truncated edit header")
+			}
+			f[i], data = v, data[n:]
+		}
+		if f[2] > uint64(len(data)) {
+			return nil, errors.New("decode stored delta: truncated edit text")
+		}
+		var e stateapi.TextEdit
+		e.Span.Start.Offset, e.Span.End.Offset, e.NewText = int(f[0]), int(f[1]), string(data[:f[2]])
+		edits, data = append(edits, e), data[f[2]:]
+	}
+	return edits, nil
 }

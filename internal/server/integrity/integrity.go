@@ -1,5 +1,7 @@
 // Package integrity checks the deployment texts the state service stores against the rules their readers
-// need (see Index), without storage or HTTP: a pure scanner of JSON bytes.
+// need (see Index), and edits them (edits.go: the text edits of delta checkpoints, applied one delta or a
+// stored chain at a time, diffed and encoded for storage), without storage or HTTP: pure functions of
+// bytes.
 package integrity
 
 import (
