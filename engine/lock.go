@@ -27,13 +27,7 @@ const StaleAfter = 6 * HeartbeatInterval
 // than StaleAfter. A PID alone never decides: a PID that exists may have been reused, so only a missing
 // one on the same machine counts, and on another machine only the heartbeat does.
 func Stale(holder state.LockInfo, machine string, now time.Time) (bool, string) {
-	if holder.Machine != "" && holder.Machine == machine && holder.PID > 0 && !processExists(holder.PID) {
-		return true, fmt.Sprintf("its process (pid %d) on this machine is gone", holder.PID)
-	}
-	if age := now.Sub(holder.HeartbeatAt); age > StaleAfter {
-		return true, fmt.Sprintf("no heartbeat for %s (limit %s)", age.Round(time.Second), StaleAfter)
-	}
-	return false, ""
+	return state.StaleLock(holder, machine, now, StaleAfter, processExists)
 }
 
 // MachineID identifies this operating system instance and PID namespace ("<boot id>/<pid namespace>"), or
@@ -58,7 +52,7 @@ func processExists(pid int) bool {
 
 // LockStacks takes the lock of each stack for info (stacks in sorted order, so that two runs never wait
 // for each other in a circle). A lock whose holder is Stale is taken over (except on a backend with
-// state.LeasedLocks, whose server expires them): released by its holder's ID
+// state.Abilities.LeasedLocks, whose server expires them): released by its holder's ID
 // (a compare-and-delete, so two runs cannot both take it) and taken again; notify is called with the old
 // holder and the reason. Any other held lock is retried every LockPollInterval until timeout has passed;
 // timeout 0 fails at once. The error is then the last *state.LockedError, naming the holder. notify, when
@@ -96,7 +90,7 @@ func LockStacks(ctx context.Context, b state.Backend, stacks []string, info stat
 				break
 			}
 			var le *state.LockedError
-			_, leased := b.(state.LeasedLocks)
+			leased := b.Abilities().LeasedLocks
 			if errors.As(err, &le) && !leased {
 				if stale, why := Stale(le.Holder, info.Machine, time.Now()); stale {
 					if uerr := b.Unlock(ctx, s, le.Holder.ID); uerr != nil {

@@ -215,11 +215,18 @@ func (e *LockedError) Error() string {
 // ErrNotFound is returned (wrapped) when a stack version or deployment does not exist.
 var ErrNotFound = errors.New("not found")
 
-// LeasedLocks is implemented by backends whose locks are leases that a server expires by itself (the
-// state service): a holder that stops renewing loses its lock when its lease runs out, so clients never
-// take such a lock over on their own, they wait (or cancel it explicitly).
-type LeasedLocks interface {
-	LeasedLocks()
+// Abilities is what a backend can do beyond the contract every backend keeps, declared as data (as
+// resource.ProviderInfo declares a provider's): callers read Backend.Abilities, never probe the backend's
+// type. The zero value is a local store (SQLite, PostgreSQL).
+type Abilities struct {
+	// LeasedLocks: the backend's locks are leases that its server expires by itself (the state service): a
+	// holder that stops renewing loses its lock when its lease runs out, so clients never take such a lock
+	// over on their own (StaleLock does not apply), they wait.
+	LeasedLocks bool
+	// CancelOthers: Unlock with another holder's lock ID cancels that holder's run (the state service's
+	// update), which loses its lock at its next heartbeat: what cdkx cancel does. Without it a lock is
+	// released by its holder, or taken over once stale.
+	CancelOthers bool
 }
 
 // Backend is where state lives. Every method is safe for concurrent use. Each Commit is one atomic
@@ -252,6 +259,9 @@ type Backend interface {
 	Locks(ctx context.Context) ([]LockInfo, error)
 	// Heartbeat refreshes the holder's heartbeat time on the stack's lock.
 	Heartbeat(ctx context.Context, stack, id string, at time.Time) error
+
+	// Abilities declares what the backend can do beyond this contract; it is constant for a backend.
+	Abilities() Abilities
 
 	// Close releases the backend's resources.
 	Close() error

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/commitqueue"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -83,15 +83,7 @@ FROM events WHERE deployment_id = $1::text`
 // sent, Commit fails although PostgreSQL may have committed it, as with any database; state is consistent
 // either way, and GetStack tells which.
 func (b *Backend) Commit(ctx context.Context, deploymentID, stack string, changes []state.Change, events []state.Event) (int64, error) {
-	req, err := commitqueue.Prepare(ctx, deploymentID, stack, changes, events)
-	if err != nil {
-		return 0, err
-	}
-	b.queue.Submit(req)
-	if req.Err != nil {
-		return 0, dbError(b.where, fmt.Sprintf("commit to stack %q", stack), req.Err)
-	}
-	return req.Version, nil
+	return b.queue.Commit(ctx, deploymentID, stack, changes, events, b.D.Error)
 }
 
 // writeTx writes the requests in one transaction and sets their versions, trying again (with jittered

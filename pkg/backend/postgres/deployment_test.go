@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
 	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 

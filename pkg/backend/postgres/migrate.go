@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"

@@ -33,7 +33,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlstore"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -61,11 +62,8 @@ type Backend struct {
 	pool  *pgxpool.Pool
 	// queue groups concurrent Commits into shared transactions.
 	queue commitqueue.Queue
-	// now is the clock for the lock times the backend fills in itself. Stack and journal times are the
-	// server's clock, read under the stack's row lock.
-	now func() time.Time
-	// policy is the approval policy the deployment queue enforces (SetPolicy).
-	policy state.Policy
+	// Store is the deployment queue, the locks and the stack reads, over dialect.
+	sqlstore.Store
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -76,7 +74,7 @@ var _ state.Backend = (*Backend)(nil)
 // SetPolicy sets the approval policy the deployment queue enforces from now on (state.CheckCreate,
 // state.CheckTransition): the project's cdkx.json "approval" settings. The zero Policy is the default.
 // Call it before the backend is shared.
-func (b *Backend) SetPolicy(p state.Policy) { b.policy = p }
+func (b *Backend) SetPolicy(p state.Policy) { b.Policy = p }
 
 // Open connects to the PostgreSQL database at url, applies any pending schema migrations and returns
 // the backend. Errors name the server and database (never the password) and say what to do: when the
@@ -97,7 +95,8 @@ func Open(ctx context.Context, url string) (*Backend, error) {
 	if _, ok := cc.RuntimeParams["application_name"]; !ok {
 		cc.RuntimeParams["application_name"] = "cdkx"
 	}
-	b := &Backend{where: describe(&cc.Config), now: time.Now}
+	b := &Backend{where: describe(&cc.Config)}
+	b.Store = sqlstore.Store{D: dialect{b}, Now: time.Now}
 	b.queue.Write, b.queue.Replayable = b.writeTx, rolledBack
 
 	b.pool, err = pgxpool.NewWithConfig(ctx, cfg)

@@ -375,6 +375,9 @@ func (b *Backend) Locks(ctx context.Context) ([]state.LockInfo, error) {
 	return out, nil
 }
 
-// LeasedLocks marks this backend's locks as leases the service expires by itself: a holder that stops
-// renewing loses its lock when the lease runs out, so no client takes a lock over on its own.
-func (b *Backend) LeasedLocks() {}
+// Abilities declares the service's locks leases that it expires by itself (a holder that stops renewing
+// loses its lock when the lease runs out; clients never take one over) and Unlock with another holder's ID
+// a cancel of that holder's update.
+func (b *Backend) Abilities() state.Abilities {
+	return state.Abilities{LeasedLocks: true, CancelOthers: true}
+}

@@ -3,12 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/commitqueue"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -33,18 +32,7 @@ var errClosed = commitqueue.ErrClosed
 // is an error. An invalid change (see state.Change.Validate) fails the commit before anything is written.
 // A ctx cancelled before the commit is written fails it; once its transaction has begun it completes.
 func (b *Backend) Commit(ctx context.Context, deploymentID, stack string, changes []state.Change, events []state.Event) (int64, error) {
-	req, err := commitqueue.Prepare(ctx, deploymentID, stack, changes, events)
-	if err != nil {
-		return 0, err
-	}
-	b.queue.Submit(req)
-	if req.Err != nil {
-		if errors.Is(req.Err, commitqueue.ErrClosed) || errors.Is(req.Err, context.Canceled) || errors.Is(req.Err, context.DeadlineExceeded) {
-			return 0, fmt.Errorf("commit to stack %q: %w", stack, req.Err)
-		}
-		return 0, dbError(b.path, fmt.Sprintf("commit to stack %q", stack), req.Err)
-	}
-	return req.Version, nil
+	return b.queue.Commit(ctx, deploymentID, stack, changes, events, b.D.Error)
 }
 
 // writeTx writes the requests in one transaction and sets their versions. The transaction is not tied

@@ -8,11 +8,10 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"time"
 
 	"github.com/pressly/goose/v3"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
 )
 
 // ErrReadOnly is returned by every write (Commit, the deployment queue's changes, locks) of a backend
@@ -48,9 +47,8 @@ func OpenReadOnly(ctx context.Context, path string) (*Backend, error) {
 		_ = r.Close()
 		return Open(ctx, path)
 	}
-	b := &Backend{path: path, r: r, now: time.Now}
-	b.wr.refuse = ErrReadOnly
-	b.queue.Write = b.writeTx
+	b := newBackend(path)
+	b.r, b.wr.refuse = r, ErrReadOnly
 	return b, nil
 }
 
@@ -71,9 +69,8 @@ func openEmpty(ctx context.Context, path string) (*Backend, error) {
 		_ = r.Close()
 		return nil, fmt.Errorf("open empty state for %s: %w", path, err)
 	}
-	b := &Backend{path: path, r: r, now: time.Now}
-	b.wr.refuse = ErrReadOnly
-	b.queue.Write = b.writeTx
+	b := newBackend(path)
+	b.r, b.wr.refuse = r, ErrReadOnly
 	return b, nil
 }
 

@@ -1,7 +1,7 @@
 // Package sqlite keeps cdkx state in a local SQLite database file.
 //
 // The file (by default .cdkx/state.db) is opened with the pure-Go driver modernc.org/sqlite and migrated
-// with goose at open. The schema (pkg/backend/sqlschema, shared with the PostgreSQL backend) is portable
+// with goose at open. The schema (pkg/backend/internal/sqlschema, shared with the PostgreSQL backend) is portable
 // SQL that PostgreSQL runs unchanged: TEXT and BIGINT columns only, JSON documents as TEXT, and every
 // time as BIGINT Unix nanoseconds in UTC, where 0 stands for the zero time.Time.
 //
@@ -33,7 +33,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlstore"
 
 	"github.com/cdkx-dev/cdkx/pkg/state"
 
@@ -63,8 +64,9 @@ type Backend struct {
 	ckpt *checkpointer
 	// now is the clock for times the backend stamps itself (stack and journal times, lock defaults).
 	now func() time.Time
-	// policy is the approval policy the deployment queue enforces (SetPolicy).
-	policy state.Policy
+
+	// Store is the deployment queue, the locks and the stack reads, over dialect.
+	sqlstore.Store
 
 	closeOnce sync.Once
 	closeErr  error
@@ -75,7 +77,16 @@ var _ state.Backend = (*Backend)(nil)
 // SetPolicy sets the approval policy the deployment queue enforces from now on (state.CheckCreate,
 // state.CheckTransition): the project's cdkx.json "approval" settings. The zero Policy is the default.
 // Call it before the backend is shared.
-func (b *Backend) SetPolicy(p state.Policy) { b.policy = p }
+func (b *Backend) SetPolicy(p state.Policy) { b.Policy = p }
+
+// newBackend returns a backend on path, with its store bound to its dialect and clock; Open and
+// OpenReadOnly fill in its connections.
+func newBackend(path string) *Backend {
+	b := &Backend{path: path, now: time.Now}
+	b.Store = sqlstore.Store{D: dialect{b}, Now: func() time.Time { return b.now() }}
+	b.queue.Write = b.writeTx
+	return b
+}
 
 // checkPath refuses a state database path that cannot be one: empty, holding a '?' (the driver splits its
 // DSN at the first one), or naming a directory.
@@ -108,8 +119,7 @@ func Open(ctx context.Context, path string) (*Backend, error) {
 		}
 	}
 
-	b := &Backend{path: path, now: time.Now}
-	b.queue.Write = b.writeTx
+	b := newBackend(path)
 	var err error
 	b.w, err = openPool(ctx, path, writerParams(), 1)
 	if err != nil {

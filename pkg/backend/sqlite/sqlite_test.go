@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/commitqueue"
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/commitqueue"
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pressly/goose/v3"

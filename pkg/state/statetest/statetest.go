@@ -53,6 +53,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) state.Backend, opts ...Opti
 		{"ConcurrentClaims", c.testConcurrentClaims},
 		{"Locks", testLocks},
 		{"ConcurrentCommits", testConcurrentCommits},
+		{"ConcurrentCommitsOfStacks", testConcurrentCommitsOfStacks},
 		{"InvalidCommitIsAtomic", testInvalidCommitIsAtomic},
 		{"CancelledContext", testCancelledContext},
 		{"ReturnedStackIsACopy", testReturnedStackIsACopy},
@@ -502,6 +503,61 @@ func testConcurrentCommits(t *testing.T, b state.Backend) {
 	}
 	if len(evs) != workers*perWorker {
 		t.Errorf("len(Events(d1)) = %d, want %d", len(evs), workers*perWorker)
+	}
+}
+
+// testConcurrentCommitsOfStacks commits to several stacks at once (a store that groups commits writes them
+// in one transaction) beside a stack nobody touches: each stack's versions count its own commits, 1..n
+// with none skipped, and the untouched stack keeps its version (README: a stack's version grows by one
+// with every committed step of that stack, not of others).
+func testConcurrentCommitsOfStacks(t *testing.T, b state.Backend) {
+	const stacks, perStack = 4, 12
+	mustCommit(t, b, "", "untouched", []state.Change{put(fixture("u", 1))}, nil)
+	var mu sync.Mutex // guards got
+	got := map[string][]int64{}
+	var wg sync.WaitGroup
+	for s := range stacks {
+		name := fmt.Sprintf("s%d", s)
+		for w := range 2 {
+			wg.Go(func() {
+				for i := range perStack / 2 {
+					v, err := b.Commit(context.Background(), "", name, []state.Change{put(fixture(fmt.Sprintf("r%d-%d", w, i), i))}, nil)
+					if err != nil {
+						t.Errorf("Commit(%s) = %v", name, err)
+						return
+					}
+					mu.Lock()
+					got[name] = append(got[name], v)
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	want := make([]int64, perStack)
+	for i := range want {
+		want[i] = int64(i + 1)
+	}
+	for name, vs := range got {
+		slices.Sort(vs)
+		if diff := cmp.Diff(want, vs); diff != "" {
+			t.Errorf("versions of stack %s returned by concurrent Commits, sorted (-want +got):\n%s", name, diff)
+		}
+		if v, err := b.StackVersion(t.Context(), name); err != nil || v != perStack {
+			t.Errorf("StackVersion(%s) = %d, %v; want %d", name, v, err, perStack)
+		}
+	}
+	for range 3 {
+		mustCommit(t, b, "", "s0", nil, nil)
+		if v, err := b.StackVersion(t.Context(), "untouched"); err != nil || v != 1 {
+			t.Fatalf("StackVersion(untouched) = %d, %v after commits to other stacks; want 1", v, err)
+		}
+	}
+	if s := mustGetStack(t, b, "untouched"); s.Version != 1 {
+		t.Errorf("GetStack(untouched).Version = %d, want 1", s.Version)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
 // Options are the inputs of one `cdkx cancel`.
@@ -55,7 +54,7 @@ func cancelRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer func() { _ = b.Close() }()
-	if _, ok := b.(state.LeasedLocks); !ok {
+	if !b.Abilities().CancelOthers {
 		return errors.New("cdkx cancel needs a state service (--state https://…); with local state, stop the running cdkx (Ctrl-C), or remove a dead holder's lock with cdkx unlock ID --force")
 	}
 	locks, err := b.Locks(ctx)

@@ -193,6 +193,22 @@ func (q *Queue) idleChan() chan struct{} {
 	return q.idle
 }
 
+// Commit is a backend's state.Backend.Commit: it prepares the commit (Prepare: an invalid one fails
+// before any transaction), submits it and returns the stack's new version, or the failure wrapped by
+// dbError with the operation ("commit to stack \"web\"").
+func (q *Queue) Commit(ctx context.Context, deploymentID, stack string, changes []state.Change, events []state.Event,
+	dbError func(op string, err error) error) (int64, error) {
+	req, err := Prepare(ctx, deploymentID, stack, changes, events)
+	if err != nil {
+		return 0, err
+	}
+	q.Submit(req)
+	if req.Err != nil {
+		return 0, dbError(fmt.Sprintf("commit to stack %q", stack), req.Err)
+	}
+	return req.Version, nil
+}
+
 // Submit writes req, alone or in a group, and returns when req.Version or req.Err is set.
 func (q *Queue) Submit(req *Request) {
 	q.mu.Lock()

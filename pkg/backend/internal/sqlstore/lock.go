@@ -1,4 +1,4 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
-
-	"github.com/jackc/pgx/v5"
-
+	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
 // sqlLock inserts the lock row, or refreshes it when the same ID holds it. When another ID holds it, no
-// row is affected, but ON CONFLICT DO UPDATE still locks the conflicting row until the transaction ends,
-// so the holder read next is the one that blocked the insert.
+// row is affected (on PostgreSQL, ON CONFLICT DO UPDATE still locks the conflicting row until the
+// transaction ends, so the holder read next is the one that blocked the insert).
 const sqlLock = `INSERT INTO locks (stack, id, operation, username, host, pid, started_at, heartbeat_at, machine)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 ON CONFLICT (stack) DO UPDATE SET operation = excluded.operation, username = excluded.username,
@@ -26,47 +23,42 @@ WHERE locks.id = excluded.id`
 // of the same ID it refreshes the holder's operation, user, host, PID and heartbeat (keeping StartedAt);
 // with another holder's row it returns *state.LockedError carrying the stored LockInfo. It never waits
 // (beyond another Lock's transaction on the same stack) and never takes over a lock. A zero StartedAt is
-// set to now, a zero HeartbeatAt to StartedAt. The lock is a row, not a session lock: it outlives the
-// process that took it, until Unlock.
-func (b *Backend) Lock(ctx context.Context, info state.LockInfo) error {
+// set to now, a zero HeartbeatAt to StartedAt. The lock is a row: it outlives the process that took it,
+// until Unlock.
+func (s *Store) Lock(ctx context.Context, info state.LockInfo) error {
 	if info.Stack == "" || info.ID == "" {
 		return fmt.Errorf("lock stack %q: empty stack name or lock id", info.Stack)
 	}
 	op := fmt.Sprintf("lock stack %q", info.Stack)
-	if err := b.checkOpen(op); err != nil {
+	if err := s.D.Closed(op); err != nil {
 		return err
 	}
 	if info.StartedAt.IsZero() {
-		info.StartedAt = b.now()
+		info.StartedAt = s.Now()
 	}
 	if info.HeartbeatAt.IsZero() {
 		info.HeartbeatAt = info.StartedAt
 	}
-	err := pgx.BeginFunc(ctx, b.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, sqlLock, info.Stack, info.ID, info.Operation, info.User, info.Host, info.PID,
+	err := s.D.Tx(ctx, func(q Querier) error {
+		n, err := q.Exec(ctx, sqlLock, info.Stack, info.ID, info.Operation, info.User, info.Host, info.PID,
 			sqlschema.Nanos(info.StartedAt), sqlschema.Nanos(info.HeartbeatAt), info.Machine)
-		if err != nil || tag.RowsAffected() == 1 {
+		if err != nil || n == 1 {
 			return err
 		}
-		return lockedBy(ctx, tx, info.Stack)
+		return s.lockedBy(ctx, q, info.Stack)
 	})
 	var le *state.LockedError
 	if err != nil && !errors.As(err, &le) {
-		return dbError(b.where, op, err)
+		return s.D.Error(op, err)
 	}
 	return err
 }
 
-// querier is what lockedBy reads with: the pool or a transaction.
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
 // lockedBy returns the *state.LockedError naming stack's holder, or a state.ErrNotFound error when the
 // stack is not locked.
-func lockedBy(ctx context.Context, q querier, stack string) error {
+func (s *Store) lockedBy(ctx context.Context, q Querier, stack string) error {
 	h, err := sqlschema.ScanLock(q.QueryRow(ctx, `SELECT `+sqlschema.LockColumns+` FROM locks WHERE stack = $1`, stack), stack)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if s.D.NoRows(err) {
 		return fmt.Errorf("stack %q is not locked: %w", stack, state.ErrNotFound)
 	}
 	if err != nil {
@@ -77,13 +69,17 @@ func lockedBy(ctx context.Context, q querier, stack string) error {
 
 // Unlock deletes stack's lock row if id holds it (a compare-and-delete); otherwise it does nothing and
 // returns nil.
-func (b *Backend) Unlock(ctx context.Context, stack, id string) error {
+func (s *Store) Unlock(ctx context.Context, stack, id string) error {
 	op := fmt.Sprintf("unlock stack %q", stack)
-	if err := b.checkOpen(op); err != nil {
+	if err := s.D.Closed(op); err != nil {
 		return err
 	}
-	if _, err := b.pool.Exec(ctx, `DELETE FROM locks WHERE stack = $1 AND id = $2`, stack, id); err != nil {
-		return dbError(b.where, op, err)
+	err := s.D.Tx(ctx, func(q Querier) error {
+		_, err := q.Exec(ctx, `DELETE FROM locks WHERE stack = $1 AND id = $2`, stack, id)
+		return err
+	})
+	if err != nil {
+		return s.D.Error(op, err)
 	}
 	return nil
 }
@@ -91,43 +87,42 @@ func (b *Backend) Unlock(ctx context.Context, stack, id string) error {
 // Heartbeat sets the heartbeat time of stack's lock to at if id holds it. When another holder has the
 // lock it returns *state.LockedError naming that holder; when nobody does, an error wrapping
 // state.ErrNotFound. Either way the caller has lost its lock.
-func (b *Backend) Heartbeat(ctx context.Context, stack, id string, at time.Time) error {
+func (s *Store) Heartbeat(ctx context.Context, stack, id string, at time.Time) error {
 	op := fmt.Sprintf("heartbeat lock %s of stack %q", id, stack)
-	if err := b.checkOpen(op); err != nil {
+	if err := s.D.Closed(op); err != nil {
 		return err
 	}
-	tag, err := b.pool.Exec(ctx, `UPDATE locks SET heartbeat_at = $3 WHERE stack = $1 AND id = $2`, stack, id, sqlschema.Nanos(at))
-	if err != nil {
-		return dbError(b.where, op, err)
-	}
-	if tag.RowsAffected() == 1 {
-		return nil
-	}
-	err = lockedBy(ctx, b.pool, stack)
+	err := s.D.Tx(ctx, func(q Querier) error {
+		n, err := q.Exec(ctx, `UPDATE locks SET heartbeat_at = $3 WHERE stack = $1 AND id = $2`, stack, id, sqlschema.Nanos(at))
+		if err != nil || n == 1 {
+			return err
+		}
+		return s.lockedBy(ctx, q, stack)
+	})
 	var le *state.LockedError
 	switch {
-	case errors.As(err, &le):
+	case err == nil, errors.As(err, &le):
 		return err
 	case errors.Is(err, state.ErrNotFound):
 		return fmt.Errorf("heartbeat lock %s: %w", id, err)
 	}
-	return dbError(b.where, op, err)
+	return s.D.Error(op, err)
 }
 
 // Locks returns every held lock, ordered by stack (bytewise).
-func (b *Backend) Locks(ctx context.Context) ([]state.LockInfo, error) {
+func (s *Store) Locks(ctx context.Context) ([]state.LockInfo, error) {
 	const op = "list locks"
-	if err := b.checkOpen(op); err != nil {
+	if err := s.D.Closed(op); err != nil {
 		return nil, err
 	}
-	rows, err := b.pool.Query(ctx, `SELECT stack, `+sqlschema.LockColumns+` FROM locks ORDER BY stack COLLATE "C"`)
+	rows, err := s.D.Read().Query(ctx, `SELECT stack, `+sqlschema.LockColumns+` FROM locks`)
 	if err != nil {
-		return nil, dbError(b.where, op, err)
+		return nil, s.D.Error(op, err)
 	}
 	defer rows.Close()
 	out, err := sqlschema.ScanLocks(rows)
 	if err != nil {
-		return nil, dbError(b.where, op, err)
+		return nil, s.D.Error(op, err)
 	}
-	return out, nil
+	return sortedLocks(out), nil
 }
