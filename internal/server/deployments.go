@@ -2,10 +2,10 @@ package server
 
 // The deployment queue of the cdkx extension (the endpoints are listed in cdkx.go): state.Deployments
 // served from the storage package's svc_deployments, so that any number of replicas and clients may share
-// one database. The handlers decode and check the requests, decide by the queue's rules (pkg/state, and
-// the queue rules the SQL backends share in pkg/backend/sqlschema: CheckCreate, Dead, PlanClaims,
-// PlanNext, ApplyTransition, CheckFinish) on the rows storage reads and locks, and have storage write
-// what they decided. Storage's comment says how its locks keep the queue's statements from deadlocking.
+// one database. The handlers decode and check the requests, decide by the queue's rules in pkg/state,
+// the ones every backend applies (PrepareCreate, Numbered, Dead, AbortedDead, PlanClaims, PlanNext,
+// Claimed, ApplyTransition, ApplyAbortRequest, CheckFinish), on the rows storage reads and locks, and
+// have storage write what they decided. Storage's comment says how its locks keep the queue's statements from deadlocking.
 
 import (
 	"cmp"
@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/cdkx-dev/cdkx/internal/server/storage"
-	"github.com/cdkx-dev/cdkx/pkg/backend/sqlschema"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
@@ -94,14 +93,14 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 			names = append(names, d.Stack)
 		}
 	}
-	// The queue's rules of a create (sqlschema.CheckCreate); the hash recorded is the one computed there,
+	// The queue's rules of a create (state.PrepareCreate); the hash recorded is the one computed there,
 	// of the bytes stored (state.BindSnapshot).
 	ds := make([]*state.Deployment, len(req.Deployments))
 	ids := make([]string, len(req.Deployments))
 	for i := range req.Deployments {
 		ds[i], ids[i] = &req.Deployments[i], req.Deployments[i].ID
 	}
-	if err := sqlschema.CheckCreate(ds, s.policy()); err != nil {
+	if err := state.PrepareCreate(ds, s.policy()); err != nil {
 		if err := stateError(err); errors.As(err, new(*apiError)) {
 			return nil, err
 		}
@@ -143,7 +142,7 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 		now := s.clockNow()
 		rows := make([]storage.NewDeployment, len(ids))
 		out := rawDeployments{Deployments: make([]json.RawMessage, len(ids))}
-		for i, d := range sqlschema.Numbered(ds, 0, now) {
+		for i, d := range state.Numbered(ds, 0, now) {
 			snapshot := d.Snapshot
 			d.Snapshot = nil
 			d.Seq = seqs[i]
@@ -174,23 +173,24 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 	})
 }
 
-// aborts are the writes that abort the dead waiters and runners of dead (sqlschema.Dead) at now, with
-// the error the queue records (sqlschema.DeadError), each compared and set on what was read.
+// aborts are the writes that abort the dead waiters and runners of dead (state.Dead) at now, as
+// state.AbortedDead leaves them, each compared and set on what was read.
 func aborts(dead []state.Deployment, now time.Time) []storage.Abort {
 	out := make([]storage.Abort, len(dead))
 	for i, d := range dead {
-		out[i] = storage.Abort{ID: d.ID, Status: d.Status, HeartbeatAt: d.HeartbeatAt, FinishedAt: now, Error: sqlschema.DeadError(d.HeartbeatAt)}
+		a := state.AbortedDead(d, now)
+		out[i] = storage.Abort{ID: d.ID, Status: d.Status, HeartbeatAt: d.HeartbeatAt, FinishedAt: a.FinishedAt, Error: a.Error}
 	}
 	return out
 }
 
-// abortDead makes ABORTED the dead waiters and runners (sqlschema.Dead) of the queues of stacks, read
+// abortDead makes ABORTED the dead waiters and runners (state.Dead) of the queues of stacks, read
 // (and, in a transaction that locked them, locked) through conn, and returns the queues without them.
 func abortDead(ctx context.Context, conn storage.Conn, queues map[int64][]state.Deployment, now time.Time) (map[int64][]state.Deployment, error) {
 	var dead []state.Deployment
 	for stack, q := range queues {
 		queues[stack] = slices.DeleteFunc(q, func(d state.Deployment) bool {
-			if sqlschema.Dead(&d, now) {
+			if state.Dead(&d, now) {
 				dead = append(dead, d)
 				return true
 			}
@@ -278,7 +278,7 @@ func (s *Server) claimDeployments(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The rules of a claim (sqlschema.PlanClaims) on the queues as locked, each deployment under its
+		// The rules of a claim (state.PlanClaims) on the queues as locked, each deployment under its
 		// stack's name now; those not queued (any more) by their status.
 		var queue []state.Deployment
 		found := map[string]state.Deployment{}
@@ -299,16 +299,27 @@ func (s *Server) claimDeployments(r *http.Request, c *call) (any, error) {
 				found[id] = state.Deployment{ID: id, Stack: at[id].Name, Status: status}
 			}
 		}
-		plan := sqlschema.PlanClaims(req.IDs, found, queue, now)
+		plan := state.PlanClaims(req.IDs, found, queue, now)
 		if plan.Err != nil {
 			return nil, claimError(plan.Err)
 		}
-		records, err := tx.Claim(ctx, req.IDs, req.Runner, c.user, now)
+		records, err := claim(ctx, tx, req.IDs, req.Runner, c.user, now)
 		if err != nil {
 			return nil, claimError(err)
 		}
 		return rawDeployments{Deployments: records}, nil
 	})
+}
+
+// claim makes ids, each the head of its queue (rows locked), RUNNING for runner at now as state.Claimed
+// leaves a claimed deployment, claimed by the API token named by; it returns their records in seq order.
+func claim(ctx context.Context, tx *storage.Tx, ids []string, runner, by string, now time.Time) ([]json.RawMessage, error) {
+	d := state.Claimed(state.Deployment{}, runner, now)
+	patch, err := json.Marshal(map[string]any{"status": d.Status, "startedAt": d.StartedAt, "heartbeatAt": d.HeartbeatAt, "runner": d.Runner})
+	if err != nil {
+		return nil, err
+	}
+	return tx.Claim(ctx, ids, patch, by, now)
 }
 
 // stackRowIDs returns the row IDs of the stacks of at, each once.
@@ -323,7 +334,7 @@ func stackRowIDs(at map[string]storage.StackRef) []int64 {
 }
 
 // claimNext answers POST …/deployments/claim-next (stateapi.ClaimNextRequest): it claims the oldest
-// claimable head of the project's queues, as sqlschema.PlanNext decides it (heads that are APPROVED, or
+// claimable head of the project's queues, as state.PlanNext decides it (heads that are APPROVED, or
 // PENDING with no heartbeat, on stacks with nothing RUNNING, lowest seq first). It reads the queues,
 // aborts the dead waiters and tries the head PlanNext picks in a transaction of its own under its stack's
 // queue lock, where the rule is applied again to the queue as locked; a head taken meanwhile makes it
@@ -358,7 +369,7 @@ func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
 			return nil, err
 		}
 		now := s.clockNow()
-		plan := sqlschema.PlanNext(bySeq(queues), now)
+		plan := state.PlanNext(bySeq(queues), now)
 		if _, err := s.db.AbortDeployments(ctx, aborts(plan.Abort, now)); err != nil {
 			return nil, err
 		}
@@ -396,7 +407,7 @@ func bySeq(queues map[int64][]state.Deployment) []state.Deployment {
 }
 
 // claimHead claims deployment id, the head of stack's queue, for runner, by the API token named by, when
-// it still is the head an agent may run (sqlschema.PlanNext on the queue as locked), else returns
+// it still is the head an agent may run (state.PlanNext on the queue as locked), else returns
 // errNotClaimable; the answer is the deployment with its snapshot.
 func (s *Server) claimHead(ctx context.Context, tx *storage.Tx, stack int64, id, runner, by string) (any, error) {
 	now := s.clockNow()
@@ -404,11 +415,11 @@ func (s *Server) claimHead(ctx context.Context, tx *storage.Tx, stack int64, id,
 	if err != nil {
 		return nil, err
 	}
-	plan := sqlschema.PlanNext(queues[stack], now)
+	plan := state.PlanNext(queues[stack], now)
 	if len(plan.Claim) == 0 || plan.Claim[0].ID != id {
 		return nil, errNotClaimable
 	}
-	records, err := tx.Claim(ctx, []string{id}, runner, by, now)
+	records, err := claim(ctx, tx, []string{id}, runner, by, now)
 	if err != nil {
 		return nil, claimError(err)
 	}
@@ -553,14 +564,14 @@ func (s *Server) transitionDeployment(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The state machine's rules of a transition (sqlschema.ApplyTransition), on the deployment as the
+		// The state machine's rules of a transition (state.ApplyTransition), on the deployment as the
 		// tokens see it (tokenView).
 		view, actor := tokenView(d, claimer, c)
 		at := req.At.UTC()
 		if at.IsZero() {
 			at = s.clockNow()
 		}
-		next, err := sqlschema.ApplyTransition(view, state.Transition{From: req.From, To: req.To, By: actor.Name, Runner: actor.Runner, Error: req.Error, At: at}, s.policy())
+		next, err := state.ApplyTransition(view, state.Transition{From: req.From, To: req.To, By: actor.Name, Runner: actor.Runner, Error: req.Error, At: at}, s.policy())
 		if err != nil {
 			if err := stateError(err); errors.As(err, new(*apiError)) {
 				return nil, err
@@ -598,7 +609,7 @@ func (s *Server) requestAbort(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		next, err := sqlschema.ApplyAbortRequest(*d, c.user)
+		next, err := state.ApplyAbortRequest(*d, c.user)
 		if err != nil {
 			return nil, stateError(err)
 		}
@@ -624,7 +635,7 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 			return nil, err
 		}
 		view, actor := tokenView(d, claimer, c)
-		if err := sqlschema.CheckFinish(view, actor.Runner, req.Status); err != nil {
+		if err := state.CheckFinish(view, actor.Runner, req.Status); err != nil {
 			return nil, stateError(err)
 		}
 		at := req.FinishedAt.UTC()

@@ -264,14 +264,11 @@ func (c Conn) DeploymentStatus(ctx context.Context, id string) (state.Deployment
 	return status, err
 }
 
-// Claim makes ids (PENDING or APPROVED, their rows locked) RUNNING for runner at now, claimed by the API
-// token named by, and returns their records in seq order; ErrRunning when one's stack has a RUNNING
-// deployment already.
-func (c Conn) Claim(ctx context.Context, ids []string, runner, by string, now time.Time) ([]json.RawMessage, error) {
-	patch, err := json.Marshal(map[string]any{"status": state.StatusRunning, "startedAt": now, "heartbeatAt": now, "runner": runner})
-	if err != nil {
-		return nil, err
-	}
+// Claim makes ids (PENDING or APPROVED, their rows locked) RUNNING, started and beating at now, claimed
+// by the API token named by, with patch (a JSON object: the claimed record's fields) merged into their
+// records, and returns the records in seq order; ErrRunning when one's stack has a RUNNING deployment
+// already.
+func (c Conn) Claim(ctx context.Context, ids []string, patch []byte, by string, now time.Time) ([]json.RawMessage, error) {
 	rows, err := c.q.Query(ctx, `UPDATE svc_deployments SET status = 'RUNNING', started_at = $2, heartbeat_at = $2, record = record || $3::jsonb, claimed_by = $4
 WHERE id = ANY($1) AND status IN ('PENDING', 'APPROVED') RETURNING seq, record`, ids, now, patch, by)
 	if err != nil {
