@@ -38,7 +38,7 @@ func TestCheckpointStorageIsLinear(t *testing.T) {
 	e.must(200, "POST", path+"/complete", lease, `{"status":"succeeded"}`)
 
 	var stored, snapshots int64
-	if err := e.srv.pool.QueryRow(context.Background(), `SELECT sum(coalesce(length(data), 0) + coalesce(length(delta), 0)),
+	if err := e.srv.db.Pool().QueryRow(context.Background(), `SELECT sum(coalesce(length(data), 0) + coalesce(length(delta), 0)),
  count(data) FROM svc_checkpoints`).Scan(&stored, &snapshots); err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestCheckpointStorageIsLinear(t *testing.T) {
 		t.Errorf("stored %d bytes for a final state of %d bytes: want at most 4× (linear), whole checkpoints would take %d", stored, final, whole)
 	}
 
-	fresh, err := Open(context.Background(), e.srv.pool.Config().ConnString(), Options{Now: e.clock.now})
+	fresh, err := Open(context.Background(), e.srv.db.Pool().Config().ConnString(), Options{Now: e.clock.now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -431,7 +431,7 @@ func TestReplicasCollect(t *testing.T) {
 	}
 
 	// While another session holds the collectors' advisory lock, neither replica collects.
-	conn, err := c.srv[0].pool.Acquire(context.Background())
+	conn, err := c.srv[0].db.Pool().Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,12 @@
 // the Pulumi CLI (`pulumi login http://host:port`) can both keep their stacks' state in it. Every
 // request is one PostgreSQL transaction; the handler keeps no state between requests, so several
 // replicas may serve one database behind a load balancer.
+//
+// Its inner walls: this package routes, authenticates (tenancy from the token), decodes requests, decides
+// and encodes answers; package storage holds all the SQL, as functions of plain values scoped by
+// organization and project; the pure parts sit beside it and are tested without a database: package
+// journal replays the Pulumi engine's journal entries, package integrity checks and edits the stored
+// deployment texts, and the deployment queue decides by pkg/state's rules, the ones every backend applies.
 package server
 
 import (
@@ -16,7 +22,6 @@ import (
 	"time"
 
 	"github.com/cdkx-dev/cdkx/internal/server/storage"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // Defaults of Options.
@@ -74,9 +79,7 @@ type Options struct {
 // Server is the state service on one PostgreSQL database. It is safe for concurrent use.
 type Server struct {
 	// db holds all the SQL (package storage).
-	db *storage.Store
-	// pool is db's pool, for the tests that look at the tables.
-	pool    *pgxpool.Pool
+	db      *storage.Store
 	now     func() time.Time
 	log     *slog.Logger
 	lease   time.Duration
@@ -109,7 +112,7 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{db: db, pool: db.Pool(), now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization, grace: opts.LeaseGrace,
+	s := &Server{db: db, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization, grace: opts.LeaseGrace,
 		secondPerson: opts.RequireSecondPerson, secrets: aead}
 	if s.now == nil {
 		s.now = time.Now

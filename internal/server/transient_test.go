@@ -58,7 +58,7 @@ func TestDeadlockIs503(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := e.srv.pool.Acquire(ctx)
+	conn, err := e.srv.db.Pool().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestDeadlockIs503(t *testing.T) {
 	// Wait until the handler's transaction waits for the stack's row lock.
 	for {
 		var waiting bool
-		if err := e.srv.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+		if err := e.srv.db.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 WHERE datname = current_database() AND application_name = 'cdkx-server' AND wait_event_type = 'Lock'
   AND query LIKE '%FROM svc_stacks WHERE id = $1 FOR UPDATE%' AND pid <> $1)`, conn.Conn().PgConn().PID()).Scan(&waiting); err != nil {
 			t.Fatal(err)

@@ -16,7 +16,7 @@ import (
 func (e *env) dumpTables() map[string][]string {
 	e.t.Helper()
 	ctx := context.Background()
-	rows, err := e.srv.pool.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'svc\_%' ORDER BY 1`)
+	rows, err := e.srv.db.Pool().Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'svc\_%' ORDER BY 1`)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func (e *env) dumpTables() map[string][]string {
 	}
 	out := map[string][]string{}
 	for _, table := range tables {
-		rows, err := e.srv.pool.Query(ctx, `SELECT t::text FROM `+pgx.Identifier{table}.Sanitize()+` t ORDER BY 1`)
+		rows, err := e.srv.db.Pool().Query(ctx, `SELECT t::text FROM `+pgx.Identifier{table}.Sanitize()+` t ORDER BY 1`)
 		if err != nil {
 			e.t.Fatal(err)
 		}
