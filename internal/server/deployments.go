@@ -337,8 +337,8 @@ func stackRowIDs(at map[string]storage.StackRef) []int64 {
 // claimable head of the project's queues, as state.PlanNext decides it (heads that are APPROVED, or
 // PENDING with no heartbeat, on stacks with nothing RUNNING, lowest seq first). It reads the queues,
 // aborts the dead waiters and tries the head PlanNext picks in a transaction of its own under its stack's
-// queue lock, where the rule is applied again to the queue as locked; a head taken meanwhile makes it
-// look again.
+// queue lock, where the rule is applied again to the queue as locked; a head taken meanwhile passes to
+// the head PlanNext picks among the other stacks, and when every one was, it looks again.
 func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
 	var req stateapi.ClaimNextRequest
 	if _, err := s.decodeBody(r, &req, true); err != nil {
@@ -379,18 +379,23 @@ func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
 			}
 			return noContent{}, nil
 		}
-		head := plan.Claim[0]
-		stack := int64(-1)
-		for id, q := range queues {
-			if slices.ContainsFunc(q, func(d state.Deployment) bool { return d.ID == head.ID }) {
-				stack = id
+		// The candidates in PlanNext's order: a head taken meanwhile passes to the next stack's.
+		for len(plan.Claim) > 0 {
+			head := plan.Claim[0]
+			stack := int64(-1)
+			for id, q := range queues {
+				if slices.ContainsFunc(q, func(d state.Deployment) bool { return d.ID == head.ID }) {
+					stack = id
+				}
 			}
-		}
-		res, err := s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
-			return s.claimHead(ctx, tx, stack, head.ID, req.Runner, c.user)
-		})
-		if !errors.Is(err, errNotClaimable) {
-			return res, err
+			res, err := s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
+				return s.claimHead(ctx, tx, stack, head.ID, req.Runner, c.user)
+			})
+			if !errors.Is(err, errNotClaimable) {
+				return res, err
+			}
+			delete(queues, stack)
+			plan = state.PlanNext(bySeq(queues), now)
 		}
 	}
 	return noContent{}, nil
