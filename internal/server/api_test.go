@@ -347,7 +347,7 @@ func TestBodies(t *testing.T) {
 		t.Errorf("invalid gzip body = %d %s, want 400", code, body)
 	}
 	var n int
-	if err := e.srv.pool.QueryRow(context.Background(), `SELECT count(*) FROM svc_stacks`).Scan(&n); err != nil || n != 0 {
+	if err := e.srv.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM svc_stacks`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("stacks after refused requests = %d, %v; want 0", n, err)
 	}
 	if code, body := e.do("POST", "/api/stacks/org/proj", e.token, gzipped(t, []byte(`{"stackName":"dev"}`)), "Content-Encoding", "gzip"); code != 200 {
@@ -393,7 +393,7 @@ func TestConcurrentCheckpoints(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	rows, err := e.srv.pool.Query(context.Background(), `SELECT version FROM svc_checkpoints ORDER BY version`)
+	rows, err := e.srv.db.Pool().Query(context.Background(), `SELECT version FROM svc_checkpoints ORDER BY version`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,28 +85,18 @@ import (
 
 // cdkxLocks answers GET /api/cdkx/{org}/{project}/locks[?stack=S]: stateapi.LocksResponse.
 func (s *Server) cdkxLocks(r *http.Request, c *call) (any, error) {
-	rows, err := s.pool.Query(r.Context(), `SELECT s.name, u.id, u.kind, u.status, u.created_at, u.lease_expires_at, u.heartbeat_at, u.request->'cdkxLock'
-FROM svc_updates u JOIN svc_stacks s ON s.id = u.stack_id
-WHERE s.org = $1 AND s.project = $2 AND ($3 = '' OR s.name = $3) AND u.status IN ('not started', 'requested', 'running')
-ORDER BY s.name`, r.PathValue("org"), r.PathValue("project"), r.URL.Query().Get("stack"))
+	stored, err := s.db.Locks(r.Context(), r.PathValue("org"), r.PathValue("project"), r.URL.Query().Get("stack"))
 	if err != nil {
 		return nil, err
 	}
 	locks := []stateapi.ActiveUpdate{}
-	for rows.Next() {
-		var a stateapi.ActiveUpdate
-		var lock []byte
-		if err := rows.Scan(&a.Stack, &a.UpdateID, &a.Kind, &a.Status, &a.CreatedAt, &a.LeaseExpiresAt, &a.HeartbeatAt, &lock); err != nil {
-			return nil, err
-		}
-		a.Lock = lock
+	for _, l := range stored {
+		a := stateapi.ActiveUpdate{Stack: l.Stack, UpdateID: l.Update, Kind: l.Kind, Status: l.Status, CreatedAt: l.CreatedAt,
+			LeaseExpiresAt: l.LeaseExpires, HeartbeatAt: l.Heartbeat, Lock: l.Request}
 		if a.Lock == nil {
 			a.Lock = json.RawMessage("null")
 		}
 		locks = append(locks, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	return stateapi.LocksResponse{Locks: locks}, nil
 }

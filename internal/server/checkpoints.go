@@ -2,19 +2,15 @@ package server
 
 import (
 	"bytes"
-	"cmp"
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/cdkx-dev/cdkx/internal/server/integrity"
 	"github.com/cdkx-dev/cdkx/internal/server/journal"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
@@ -104,7 +100,7 @@ func (c *textCache) takeIndex(stackID, version int64, kind docKind) *docIndex {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[stackID]
-	if !ok || e.version != version || e.index == nil || e.index.kind != kind {
+	if !ok || e.version != version || e.index == nil || e.index.Kind() != kind {
 		return nil
 	}
 	ix := e.index
@@ -166,15 +162,15 @@ func (s *Server) checkEdit(stackID, version int64, prev, next []byte, edits []te
 	ix := s.texts.takeIndex(stackID, version, kind)
 	if ix == nil {
 		var err error
-		if ix, err = buildIndex(prev, kind); err != nil {
+		if ix, err = integrity.Check(prev, kind); err != nil {
 			// prev itself breaks the rules (stored before they were checked): check next whole.
 			return indexDeployment(next, kind)
 		}
 	}
-	nx, err := ix.update(next, edits)
+	nx, err := ix.Update(next, edits)
 	if err != nil {
 		s.texts.putIndex(stackID, version, ix)
-		return nil, err
+		return nil, asAPIError(err)
 	}
 	return nx, nil
 }
@@ -182,7 +178,7 @@ func (s *Server) checkEdit(stackID, version int64, prev, next []byte, edits []te
 // checkpointText returns the exact bytes of the stack's checkpoint at version (the empty deployment for
 // version 0), rebuilt from the last snapshot at or before it and the deltas after; a 404 apiError when
 // the stack never reached version.
-func (s *Server) checkpointText(ctx context.Context, tx pgx.Tx, stackID, version int64) ([]byte, error) {
+func (s *Server) checkpointText(ctx context.Context, tx *storage.Tx, stackID, version int64) ([]byte, error) {
 	if version == 0 {
 		return []byte(emptyDeployment), nil
 	}
@@ -192,29 +188,22 @@ func (s *Server) checkpointText(ctx context.Context, tx pgx.Tx, stackID, version
 	if t, ok, err := s.rollForward(ctx, tx, stackID, version); ok || err != nil {
 		return t, err
 	}
-	rows, err := tx.Query(ctx, `SELECT version, data, delta FROM svc_checkpoints WHERE stack_id = $1 AND version <= $2
-AND version >= (SELECT max(version) FROM svc_checkpoints WHERE stack_id = $1 AND version <= $2 AND data IS NOT NULL)
-ORDER BY version`, stackID, version)
+	stored, err := tx.Chain(ctx, stackID, version)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var base []byte
 	var chain [][]textEdit
 	last := int64(-1)
-	for rows.Next() {
-		var v int64
-		var data, delta []byte
-		if err := rows.Scan(&v, &data, &delta); err != nil {
-			return nil, err
-		}
+	for _, sv := range stored {
+		v, data, delta := sv.Version, sv.Data, sv.Delta
 		switch {
 		case data != nil:
 			base, chain = data, nil
 		case last < 0 || v != last+1:
 			return nil, fmt.Errorf("stack %d: version %d is a delta without version %d", stackID, v, v-1)
 		default:
-			edits, err := decodeEdits(delta)
+			edits, err := integrity.DecodeEdits(delta)
 			if err != nil {
 				return nil, fmt.Errorf("stack %d version %d: %w", stackID, v, err)
 			}
@@ -222,10 +211,7 @@ ORDER BY version`, stackID, version)
 		}
 		last = v
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	text, err := applyChain(base, chain)
+	text, err := integrity.ApplyChain(base, chain)
 	if err != nil {
 		return nil, fmt.Errorf("stack %d version %d: stored deltas do not apply: %w", stackID, version, err)
 	}
@@ -243,136 +229,53 @@ const maxRollForward = 16
 // index, moved through the same edits: reading the versions between costs O(size of their changes)
 // (plus copying the text), not O(state). ok is false when the cache holds no earlier version, too old a
 // one, or one a stored whole version (a snapshot) follows.
-func (s *Server) rollForward(ctx context.Context, tx pgx.Tx, stackID, version int64) ([]byte, bool, error) {
+func (s *Server) rollForward(ctx context.Context, tx *storage.Tx, stackID, version int64) ([]byte, bool, error) {
 	from, text, ix := s.texts.takeLatest(stackID, version)
 	if text == nil || version-from > maxRollForward {
 		return nil, false, nil
 	}
-	rows, err := tx.Query(ctx, `SELECT version, delta FROM svc_checkpoints WHERE stack_id = $1 AND version > $2 AND version <= $3 ORDER BY version`,
-		stackID, from, version)
+	stored, err := tx.Deltas(ctx, stackID, from, version)
 	if err != nil {
 		return nil, false, err
 	}
-	defer rows.Close()
 	last := from
-	for rows.Next() {
-		var v int64
-		var delta []byte
-		if err := rows.Scan(&v, &delta); err != nil {
-			return nil, false, err
-		}
+	for _, sv := range stored {
+		v, delta := sv.Version, sv.Delta
 		if v != last+1 || delta == nil {
 			return nil, false, nil // a gap (not yet visible) or a snapshot: rebuild as usual
 		}
-		edits, err := decodeEdits(delta)
+		edits, err := integrity.DecodeEdits(delta)
 		if err != nil {
 			return nil, false, fmt.Errorf("stack %d version %d: %w", stackID, v, err)
 		}
-		edits = sortEdits(edits)
+		edits = integrity.SortEdits(edits)
 		next, err := applyDelta(text, edits)
 		if err != nil {
 			return nil, false, fmt.Errorf("stack %d version %d: stored delta does not apply: %w", stackID, v, err)
 		}
 		if ix != nil {
-			if ix, err = ix.update(next, edits); err != nil {
+			if ix, err = ix.Update(next, edits); err != nil {
 				ix = nil // stored before the rules were checked: no index
 			}
 		}
 		text, last = next, v
 	}
-	if err := rows.Err(); err != nil || last != version {
-		return nil, false, err
+	if last != version {
+		return nil, false, nil
 	}
 	s.texts.put(stackID, version, text, ix)
 	return text, true, nil
 }
 
-// applyChain applies each delta of chain in turn to base and returns the result. It keeps the text as a
-// list of pieces (slices of base and of the edits' new texts) and copies bytes once, at the end, so that
-// rebuilding k deltas of a text of S bytes costs O(S + k × pieces) rather than O(k × S).
-func applyChain(base []byte, chain [][]textEdit) ([]byte, error) {
-	if len(chain) == 0 {
-		return base, nil
-	}
-	pieces := [][]byte{base}
-	size := len(base)
-	for ci, edits := range chain {
-		edits = slices.Clone(edits)
-		slices.SortStableFunc(edits, func(a, b textEdit) int {
-			return cmp.Or(cmp.Compare(a.Span.Start.Offset, b.Span.Start.Offset), cmp.Compare(a.Span.End.Offset, b.Span.End.Offset))
-		})
-		next := make([][]byte, 0, len(pieces)+2*len(edits)+1)
-		pi, off, pos := 0, 0, 0 // cursor: piece index, offset in it, offset in the text
-		advance := func(n int, keep bool) {
-			for n > 0 {
-				p := pieces[pi][off:]
-				if len(p) > n {
-					if keep {
-						next = append(next, p[:n])
-					}
-					off, pos = off+n, pos+n
-					return
-				}
-				if keep && len(p) > 0 {
-					next = append(next, p)
-				}
-				n, pos = n-len(p), pos+len(p)
-				pi, off = pi+1, 0
-			}
-		}
-		newSize := size
-		for i, e := range edits {
-			start, end := e.Span.Start.Offset, e.Span.End.Offset
-			if start < pos || end < start || end > size {
-				return nil, fmt.Errorf("delta %d, edit %d: bytes %d-%d overlap or lie outside the text (%d bytes)", ci, i, start, end, size)
-			}
-			advance(start-pos, true)
-			advance(end-start, false)
-			if e.NewText != "" {
-				next = append(next, []byte(e.NewText))
-			}
-			newSize += len(e.NewText) - (end - start)
-		}
-		advance(size-pos, true)
-		pieces, size = next, newSize
-	}
-	out := make([]byte, 0, size)
-	for _, p := range pieces {
-		out = append(out, p...)
-	}
-	return out, nil
-}
-
 // stackRow is what storing a checkpoint needs of the stack's row, read under its lock.
-type stackRow struct {
-	version, snapshotBytes, deltaBytes int64
-}
-
-// lockStack locks the stack's row and reads it.
-func lockStack(ctx context.Context, tx pgx.Tx, stackID int64) (stackRow, error) {
-	var st stackRow
-	err := tx.QueryRow(ctx, `SELECT version, snapshot_bytes, delta_bytes FROM svc_stacks WHERE id = $1 FOR UPDATE`, stackID).
-		Scan(&st.version, &st.snapshotBytes, &st.deltaBytes)
-	return st, err
-}
-
-// lockForCheckpoint is lockStack that also reads, in the same round trip, the version of the
-// checkpoint update stored with sequence number seq (nil when none: not a retry) and the update's
-// last checkpoint version (nil when none).
-func lockForCheckpoint(ctx context.Context, tx pgx.Tx, stackID int64, update string, seq int64) (st stackRow, seen, last *int64, err error) {
-	err = tx.QueryRow(ctx, `SELECT version, snapshot_bytes, delta_bytes,
- (SELECT c.version FROM svc_checkpoints c WHERE c.update_id = $2 AND c.sequence_number = $3),
- (SELECT max(c.version) FROM svc_checkpoints c WHERE c.update_id = $2)
-FROM svc_stacks WHERE id = $1 FOR UPDATE`, stackID, update, seq).Scan(&st.version, &st.snapshotBytes, &st.deltaBytes, &seen, &last)
-	return st, seen, last, err
-}
+type stackRow = storage.StackState
 
 // storeCheckpoint stores next as the stack's next version and returns that version. edits, when not
 // nil, are the text edits that turn the stack's current version into next (as a delta checkpoint sent
 // them); when nil they are computed (one edit spanning what differs). resourceCount is recorded for
 // stack listings.
-func (s *Server) storeCheckpoint(ctx context.Context, tx pgx.Tx, u updateRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
-	st, err := lockStack(ctx, tx, u.stackID)
+func (s *Server) storeCheckpoint(ctx context.Context, tx *storage.Tx, u updateRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
+	st, err := tx.LockStack(ctx, u.stackID)
 	if err != nil {
 		return 0, err
 	}
@@ -380,8 +283,8 @@ func (s *Server) storeCheckpoint(ctx context.Context, tx pgx.Tx, u updateRow, ne
 }
 
 // storeCheckpointAt is storeCheckpoint for a caller that locked the stack's row and read it (st).
-func (s *Server) storeCheckpointAt(ctx context.Context, tx pgx.Tx, u updateRow, st stackRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
-	version, snapshotBytes, deltaBytes := st.version, st.snapshotBytes, st.deltaBytes
+func (s *Server) storeCheckpointAt(ctx context.Context, tx *storage.Tx, u updateRow, st stackRow, next []byte, edits []textEdit, seq *int64, resourceCount int) (int64, error) {
+	version, snapshotBytes, deltaBytes := st.Version, st.SnapshotBytes, st.DeltaBytes
 	var data, delta []byte
 	if version > 0 {
 		if edits == nil {
@@ -389,9 +292,9 @@ func (s *Server) storeCheckpointAt(ctx context.Context, tx pgx.Tx, u updateRow, 
 			if err != nil {
 				return 0, err
 			}
-			edits = diffText(prev, next)
+			edits = integrity.Diff(prev, next)
 		}
-		delta = encodeEdits(edits)
+		delta = integrity.EncodeEdits(edits)
 	}
 	if version == 0 || deltaBytes+int64(len(delta)) > snapshotBytes {
 		data, delta = next, nil
@@ -400,70 +303,8 @@ func (s *Server) storeCheckpointAt(ctx context.Context, tx pgx.Tx, u updateRow, 
 		deltaBytes += int64(len(delta))
 	}
 	version++
-	// One round trip for both.
-	batch := &pgx.Batch{}
-	batch.Queue(`UPDATE svc_stacks SET version = $2, resource_count = $3, snapshot_bytes = $4, delta_bytes = $5 WHERE id = $1`,
-		u.stackID, version, resourceCount, snapshotBytes, deltaBytes)
-	batch.Queue(`INSERT INTO svc_checkpoints (stack_id, version, update_id, sequence_number, data, delta, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		u.stackID, version, u.id, seq, data, delta, s.now())
-	return version, tx.SendBatch(ctx, batch).Close()
-}
-
-// diffText returns the edits that turn prev into next: none when they are equal, else one edit
-// replacing what lies between their common prefix and common suffix.
-func diffText(prev, next []byte) []textEdit {
-	p := 0
-	for p < len(prev) && p < len(next) && prev[p] == next[p] {
-		p++
-	}
-	if p == len(prev) && p == len(next) {
-		return []textEdit{}
-	}
-	q := 0
-	for q < len(prev)-p && q < len(next)-p && prev[len(prev)-1-q] == next[len(next)-1-q] {
-		q++
-	}
-	var e textEdit
-	e.Span.Start.Offset, e.Span.End.Offset, e.NewText = p, len(prev)-q, string(next[p:len(next)-q])
-	return []textEdit{e}
-}
-
-// encodeEdits encodes edits for storage, byte-exact (a new text may be any bytes, even part of a UTF-8
-// sequence): per edit, three unsigned varints (start, end, length of the new text), then the new text.
-func encodeEdits(edits []textEdit) []byte {
-	var b []byte
-	for _, e := range edits {
-		b = binary.AppendUvarint(b, uint64(e.Span.Start.Offset))
-		b = binary.AppendUvarint(b, uint64(e.Span.End.Offset))
-		b = binary.AppendUvarint(b, uint64(len(e.NewText)))
-		b = append(b, e.NewText...)
-	}
-	if b == nil {
-		b = []byte{}
-	}
-	return b
-}
-
-// decodeEdits decodes what encodeEdits wrote.
-func decodeEdits(data []byte) ([]textEdit, error) {
-	var edits []textEdit
-	for len(data) > 0 {
-		var f [3]uint64
-		for i := range f {
-			v, n := binary.Uvarint(data)
-			if n <= 0 {
-				return nil, errors.New("decode stored delta: truncated edit header")
-			}
-			f[i], data = v, data[n:]
-		}
-		if f[2] > uint64(len(data)) {
-			return nil, errors.New("decode stored delta: truncated edit text")
-		}
-		var e textEdit
-		e.Span.Start.Offset, e.Span.End.Offset, e.NewText = int(f[0]), int(f[1]), string(data[:f[2]])
-		edits, data = append(edits, e), data[f[2]:]
-	}
-	return edits, nil
+	st = storage.StackState{Version: version, SnapshotBytes: snapshotBytes, DeltaBytes: deltaBytes}
+	return version, tx.StoreVersion(ctx, u.stackID, st, resourceCount, u.id, seq, storage.Version{Data: data, Delta: delta}, s.now())
 }
 
 func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
@@ -486,13 +327,13 @@ func (s *Server) checkpoint(r *http.Request, c *call) (any, error) {
 		return nil, err
 	}
 	var stackID, version int64
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, nil, ix.count())
+		version, err = s.storeCheckpoint(r.Context(), tx, u, data, nil, nil, ix.Count())
 		return err
 	})
 	if err == nil {
@@ -514,17 +355,17 @@ func (s *Server) checkpointVerbatim(r *http.Request, c *call) (any, error) {
 		return nil, err
 	}
 	var stackID, version int64
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
 			return err
 		}
-		st, seen, _, err := lockForCheckpoint(r.Context(), tx, u.stackID, u.id, req.SequenceNumber)
+		st, seen, _, err := tx.LockForCheckpoint(r.Context(), u.stackID, u.id, req.SequenceNumber)
 		if err != nil || seen != nil {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, req.UntypedDeployment, nil, &req.SequenceNumber, ix.count())
+		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, req.UntypedDeployment, nil, &req.SequenceNumber, ix.Count())
 		return err
 	})
 	if err == nil && version > 0 {
@@ -542,18 +383,18 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	edits = sortEdits(edits)
+	edits = integrity.SortEdits(edits)
 	var stackID, version int64
 	var next []byte
 	var ix *docIndex
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
 			return err
 		}
 		// The base is the update's last checkpoint, which is the stack's current version while the
 		// update is active.
-		st, seen, base, err := lockForCheckpoint(r.Context(), tx, u.stackID, u.id, req.SequenceNumber)
+		st, seen, base, err := tx.LockForCheckpoint(r.Context(), u.stackID, u.id, req.SequenceNumber)
 		if err != nil || seen != nil {
 			return err
 		}
@@ -575,7 +416,7 @@ func (s *Server) checkpointDelta(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.count())
+		version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.Count())
 		return err
 	})
 	if err == nil && version > 0 {

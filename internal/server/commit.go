@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/cdkx-dev/cdkx/internal/server/integrity"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
-	"github.com/jackc/pgx/v5"
 )
 
 func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
@@ -27,7 +28,7 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 		if edits, err = parseDelta(req.DeploymentDelta); err != nil {
 			return nil, err
 		}
-		edits = sortEdits(edits)
+		edits = integrity.SortEdits(edits)
 	}
 	if len(req.Events) > 0 && req.DeploymentID == "" {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: the commit carries %d event(s) but no deploymentId; events belong to a deployment", len(req.Events))
@@ -40,12 +41,12 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 	var stackID, version int64
 	var next []byte
 	var ix *docIndex
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
 			return err
 		}
-		st, seen, _, err := lockForCheckpoint(r.Context(), tx, u.stackID, u.id, req.SequenceNumber)
+		st, seen, _, err := tx.LockForCheckpoint(r.Context(), u.stackID, u.id, req.SequenceNumber)
 		if err != nil {
 			return err
 		}
@@ -53,7 +54,7 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 			version = *seen
 			return nil // a retry of a stored commit
 		}
-		current := st.version
+		current := st.Version
 		if current != req.BaseVersion {
 			return errorf(http.StatusConflict, "Conflict: the stack is at version %d, the commit was made against version %d; read the stack again", current, req.BaseVersion)
 		}
@@ -80,7 +81,7 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 			return err
 		}
 		stackID = u.stackID
-		if version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.count()); err != nil {
+		if version, err = s.storeCheckpointAt(r.Context(), tx, u, st, next, edits, &req.SequenceNumber, ix.Count()); err != nil {
 			return err
 		}
 		if len(req.Events) == 0 {
@@ -102,15 +103,15 @@ func (s *Server) cdkxCommit(r *http.Request, c *call) (any, error) {
 
 // insertEvents stores events of deployment: explicit sequence numbers are kept, zero ones continue after
 // the highest stored.
-func insertEvents(ctx context.Context, tx pgx.Tx, stackID int64, stack, deployment string, events []state.Event) error {
+func insertEvents(ctx context.Context, tx *storage.Tx, stackID int64, stack, deployment string, events []state.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	var last int64
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM svc_deployment_events WHERE deployment_id = $1`, deployment).Scan(&last); err != nil {
+	last, err := tx.LastEventSeq(ctx, deployment)
+	if err != nil {
 		return err
 	}
-	batch := &pgx.Batch{}
+	rows := make([]storage.Event, 0, len(events))
 	for _, e := range events {
 		if e.Seq == 0 {
 			e.Seq = last + 1
@@ -121,8 +122,7 @@ func insertEvents(ctx context.Context, tx pgx.Tx, stackID int64, stack, deployme
 		if err != nil {
 			return err
 		}
-		batch.Queue(`INSERT INTO svc_deployment_events (deployment_id, seq, stack_id, data) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-			deployment, e.Seq, stackID, data)
+		rows = append(rows, storage.Event{Seq: e.Seq, Data: data})
 	}
-	return tx.SendBatch(ctx, batch).Close()
+	return tx.InsertEvents(ctx, stackID, deployment, rows)
 }

@@ -1,51 +1,31 @@
 package server
 
 // The deployment queue of the cdkx extension (the endpoints are listed in cdkx.go): state.Deployments
-// served from svc_deployments, every rule enforced in PostgreSQL transactions so that any number of
-// replicas and clients may share one database.
-//
-// Concurrency: claims of a stack's queue are serialised by a transaction-level advisory lock on the stack
-// (queueLockClass, the stack's row ID), taken in ascending order when a claim spans several stacks;
-// under it the claim locks every queued row of those stacks (in ID order, in one statement) before it
-// changes any. Every other statement that locks several deployment rows locks them in ID order, and no
-// statement waits for an advisory lock while holding a row lock, so the queue's statements do not
-// deadlock each other (a deadlock PostgreSQL still reported would be a 503 that the client retries). The
-// unique index svc_deployments_one_running is the last word on one RUNNING deployment per stack. Creates
-// are serialised by createLockKey, so that a deployment becomes visible only after every one with a
-// lower seq.
+// served from the storage package's svc_deployments, so that any number of replicas and clients may share
+// one database. The handlers decode and check the requests, decide by the queue's rules in pkg/state,
+// the ones every backend applies (PrepareCreate, Numbered, Dead, AbortedDead, PlanClaims, PlanNext,
+// Claimed, ApplyTransition, ApplyAbortRequest, CheckFinish), on the rows storage reads and locks, and
+// have storage write what they decided. Storage's comment says how its locks keep the queue's statements from deadlocking.
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
-// queueLockClass is the first key of the two-key advisory lock on a stack's queue ("cdxq"); the second is
-// the stack's row ID (modulo 2^31-1: two stacks sharing a key only serialise more).
-const queueLockClass int32 = 0x63647871
-
-// createLockKey is the advisory lock (one bigint key: another key space than queueLockClass's) that
-// serialises CreateDeployments ("cdkxsvdc").
-const createLockKey int64 = 0x63646b7873766463
-
 // maxClaimRounds bounds how often ClaimNext looks again after losing every candidate to racing claims.
 const maxClaimRounds = 50
-
-// queuedSQL is the SQL list of the statuses that hold a place in a stack's queue.
-const queuedSQL = `('PENDING', 'APPROVED', 'RUNNING')`
 
 // errNotClaimable rolls back a ClaimNext attempt whose candidate was taken or changed meanwhile.
 var errNotClaimable = errors.New("the candidate is no longer claimable")
@@ -100,7 +80,6 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 	if len(req.Deployments) == 0 {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: send at least one deployment")
 	}
-	ids := make([]string, len(req.Deployments))
 	names := []string{}
 	for i := range req.Deployments {
 		d := &req.Deployments[i]
@@ -110,74 +89,60 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 		if !validStackName(d.Stack) {
 			return nil, badName("stack", d.Stack, stackRule, fmt.Sprintf("in deployment %d", i))
 		}
-		if err := state.CheckMessage(d.Message); err != nil {
-			return nil, errorf(http.StatusBadRequest, "Bad Request: deployment %s: %v", d.ID, err)
-		}
-		switch d.Status {
-		case state.StatusProposed, state.StatusPending, state.StatusApproved:
-		default:
-			return nil, errorf(http.StatusBadRequest, "Bad Request: deployment %s: a deployment is created PROPOSED, PENDING or APPROVED, not %q", d.ID, d.Status)
-		}
-		if err := state.CheckCreate(*d, s.policy()); err != nil {
-			return nil, stateError(err)
-		}
-		// The hash recorded is the one computed here, of the bytes stored; a record whose hash or plan
-		// names another snapshot is refused (state.BindSnapshot).
-		if err := state.BindSnapshot(d); err != nil {
-			return nil, errorf(http.StatusBadRequest, "Bad Request: %v", err)
-		}
-		if slices.Contains(ids[:i], d.ID) {
-			return nil, errorf(http.StatusBadRequest, "Bad Request: deployment %s appears twice", d.ID)
-		}
-		ids[i] = d.ID
 		if !slices.Contains(names, d.Stack) {
 			names = append(names, d.Stack)
 		}
 	}
-	return s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, createLockKey); err != nil {
+	// The queue's rules of a create (state.PrepareCreate); the hash recorded is the one computed there,
+	// of the bytes stored (state.BindSnapshot).
+	ds := make([]*state.Deployment, len(req.Deployments))
+	ids := make([]string, len(req.Deployments))
+	for i := range req.Deployments {
+		ds[i], ids[i] = &req.Deployments[i], req.Deployments[i].ID
+	}
+	if err := state.PrepareCreate(ds, s.policy()); err != nil {
+		if err := stateError(err); errors.As(err, new(*apiError)) {
 			return nil, err
 		}
-		var existing string
-		err := tx.QueryRow(ctx, `SELECT id FROM svc_deployments WHERE id = ANY($1) LIMIT 1`, ids).Scan(&existing)
-		if err == nil {
+		return nil, errorf(http.StatusBadRequest, "Bad Request: %v", err)
+	}
+	org, project := r.PathValue("org"), r.PathValue("project")
+	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
+		if err := tx.LockCreates(ctx); err != nil {
+			return nil, err
+		}
+		existing, err := tx.FirstDeployment(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		if existing != "" {
 			return nil, errorf(http.StatusConflict, "Conflict: deployment %s already exists", existing)
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return nil, err
 		}
 		// Events stored under an ID the queue did not know (owner.go) are not a record's: a record created
 		// with that ID would show them.
-		err = tx.QueryRow(ctx, `SELECT deployment_id FROM svc_deployment_events WHERE deployment_id = ANY($1) LIMIT 1`, ids).Scan(&existing)
-		if err == nil {
-			return nil, errorf(http.StatusConflict, "Conflict: events of a deployment %s exist already; choose another ID", existing)
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
+		if existing, err = tx.FirstWithEvents(ctx, ids); err != nil {
 			return nil, err
 		}
-		stackIDs, err := stackIDs(ctx, tx, r, names)
+		if existing != "" {
+			return nil, errorf(http.StatusConflict, "Conflict: events of a deployment %s exist already; choose another ID", existing)
+		}
+		stackIDs, err := tx.StackIDs(ctx, org, project, names)
 		if err != nil {
 			return nil, err
 		}
 		for _, name := range names {
 			if _, ok := stackIDs[name]; !ok {
-				return nil, errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found; create it first", r.PathValue("org"), r.PathValue("project"), name)
+				return nil, errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found; create it first", org, project, name)
 			}
 		}
-		rows, err := tx.Query(ctx, `SELECT nextval('svc_deployment_seq') FROM generate_series(1, $1)`, len(ids))
+		seqs, err := tx.NextSeqs(ctx, len(ids))
 		if err != nil {
 			return nil, err
 		}
-		seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return nil, err
-		}
-		slices.Sort(seqs)
 		now := s.clockNow()
-		batch := &pgx.Batch{}
+		rows := make([]storage.NewDeployment, len(ids))
 		out := rawDeployments{Deployments: make([]json.RawMessage, len(ids))}
-		for i := range req.Deployments {
-			d := req.Deployments[i]
+		for i, d := range state.Numbered(ds, 0, now) {
 			snapshot := d.Snapshot
 			d.Snapshot = nil
 			d.Seq = seqs[i]
@@ -186,9 +151,6 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 				d.ApprovedBy = c.user
 			}
 			d.CreatedAt = d.CreatedAt.UTC()
-			if d.CreatedAt.IsZero() {
-				d.CreatedAt = now
-			}
 			var heartbeat *time.Time
 			if !d.HeartbeatAt.IsZero() {
 				d.HeartbeatAt, heartbeat = now, &now
@@ -198,11 +160,10 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 				return nil, err
 			}
 			out.Deployments[i] = record
-			batch.Queue(`INSERT INTO svc_deployments (id, stack_id, record, snapshot, status, seq, heartbeat_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-				d.ID, stackIDs[d.Stack], record, snapshot, d.Status, d.Seq, heartbeat)
+			rows[i] = storage.NewDeployment{ID: d.ID, StackID: stackIDs[d.Stack], Record: record, Snapshot: snapshot, Status: d.Status, Seq: d.Seq, HeartbeatAt: heartbeat}
 		}
-		err = tx.SendBatch(ctx, batch).Close()
-		if pgCode(err) == codeUniqueViolation {
+		err = tx.InsertDeployments(ctx, rows)
+		if errors.Is(err, storage.ErrExists) {
 			return nil, errorf(http.StatusConflict, "Conflict: a deployment of %s already exists", strings.Join(ids, ", "))
 		}
 		if err != nil {
@@ -212,137 +173,64 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 	})
 }
 
-// stackIDs returns the row IDs of the stacks of names that exist in the request's org and project.
-func stackIDs(ctx context.Context, q pgxQuerier, r *http.Request, names []string) (map[string]int64, error) {
-	if names == nil {
-		names = []string{} // not NULL: every stack
+// aborts are the writes that abort the dead waiters and runners of dead (state.Dead) at now, as
+// state.AbortedDead leaves them, each compared and set on what was read.
+func aborts(dead []state.Deployment, now time.Time) []storage.Abort {
+	out := make([]storage.Abort, len(dead))
+	for i, d := range dead {
+		a := state.AbortedDead(d, now)
+		out[i] = storage.Abort{ID: d.ID, Status: d.Status, HeartbeatAt: d.HeartbeatAt, FinishedAt: a.FinishedAt, Error: a.Error}
 	}
-	rows, err := q.Query(ctx, `SELECT name, id FROM svc_stacks WHERE org = $1 AND project = $2 AND (cardinality($3::text[]) = 0 OR name = ANY($3))`,
-		r.PathValue("org"), r.PathValue("project"), names)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ids := map[string]int64{}
-	for rows.Next() {
-		var name string
-		var id int64
-		if err := rows.Scan(&name, &id); err != nil {
-			return nil, err
-		}
-		ids[name] = id
-	}
-	return ids, rows.Err()
+	return out
 }
 
-// pgxQuerier is what a pool and a transaction share.
-type pgxQuerier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// abortDead makes ABORTED the PENDING and RUNNING deployments of stacks whose heartbeat is older than
-// now-DeadAfter (their process stopped), locking them in ID order, and returns their IDs.
-func abortDead(ctx context.Context, q pgxQuerier, stacks []int64, now time.Time) ([]string, error) {
-	rows, err := q.Query(ctx, `WITH dead AS (
-  SELECT id FROM svc_deployments WHERE stack_id = ANY($1) AND status IN ('PENDING', 'RUNNING') AND heartbeat_at < $2
-  ORDER BY id FOR UPDATE)
-UPDATE svc_deployments d SET status = 'ABORTED', record = d.record || jsonb_build_object('status', 'ABORTED', 'finishedAt', $3::text,
-  'error', 'its process stopped: no heartbeat since ' || to_char(d.heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
-FROM dead WHERE d.id = dead.id AND d.status IN ('PENDING', 'RUNNING') AND d.heartbeat_at < $2 RETURNING d.id`,
-		stacks, now.Add(-state.DeadAfter), now.Format(time.RFC3339Nano))
-	if err != nil {
-		return nil, err
+// abortDead makes ABORTED the dead waiters and runners (state.Dead) of the queues of stacks, read
+// (and, in a transaction that locked them, locked) through conn, and returns the queues without them.
+func abortDead(ctx context.Context, conn storage.Conn, queues map[int64][]state.Deployment, now time.Time) (map[int64][]state.Deployment, error) {
+	var dead []state.Deployment
+	for stack, q := range queues {
+		queues[stack] = slices.DeleteFunc(q, func(d state.Deployment) bool {
+			if state.Dead(&d, now) {
+				dead = append(dead, d)
+				return true
+			}
+			return false
+		})
 	}
-	return pgx.CollectRows(rows, pgx.RowTo[string])
+	_, err := conn.AbortDeployments(ctx, aborts(dead, now))
+	return queues, err
 }
 
 // lockQueue takes the queue lock of each of stacks, locks their queued deployments and aborts the dead
-// waiters among them; it returns each stack's queue as it is then (lockQueues, readQueues, abortDead).
-// Every queued row is locked, in ID order, before any is changed.
-func lockQueue(ctx context.Context, tx pgx.Tx, stacks []int64, now time.Time) (map[int64][]state.Deployment, error) {
-	if err := lockQueues(ctx, tx, stacks); err != nil {
+// waiters among them; it returns each stack's queue as it is then. Every queued row is locked, in ID
+// order, before any is changed.
+func lockQueue(ctx context.Context, tx *storage.Tx, stacks []int64, now time.Time) (map[int64][]state.Deployment, error) {
+	if err := tx.LockQueues(ctx, stacks); err != nil {
 		return nil, err
 	}
-	queues, err := readQueues(ctx, tx, stacks)
+	queues, err := tx.Queues(ctx, stacks, true)
 	if err != nil {
 		return nil, err
 	}
-	dead, err := abortDead(ctx, tx, stacks, now)
-	if err != nil {
-		return nil, err
-	}
-	for stack, q := range queues {
-		queues[stack] = slices.DeleteFunc(q, func(d state.Deployment) bool { return slices.Contains(dead, d.ID) })
-	}
-	return queues, nil
+	return abortDead(ctx, tx.Conn, queues, now)
 }
 
-// queueRecordSQL selects the record of deployment d as the queue's frequent reads need it: without the
-// plan and the message, with the heartbeat column (which heartbeats write alone) overlaid.
-const queueRecordSQL = `(d.record - 'plan' - 'message') || jsonb_build_object('heartbeatAt', d.heartbeat_at)`
-
-// lockQueues takes the advisory locks of the stacks' queues, in ascending key order.
-func lockQueues(ctx context.Context, tx pgx.Tx, stacks []int64) error {
-	keys := make([]int32, 0, len(stacks))
-	for _, id := range stacks {
-		keys = append(keys, int32(id%(1<<31-1)))
+// claimError is the answer of a claim's error: 409 for the queue's conflicts, 404 for an unknown
+// deployment.
+func claimError(err error) error {
+	var qe *state.QueuedError
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		return err
+	case errors.As(err, &qe):
+		return queuedError(qe)
+	case errors.Is(err, state.ErrNotFound), errors.Is(err, storage.ErrNotFound):
+		return errorf(http.StatusNotFound, "Not Found: %v", err)
+	case errors.Is(err, storage.ErrRunning):
+		return errorf(http.StatusConflict, "Conflict: another deployment of the stack is RUNNING")
 	}
-	slices.Sort(keys)
-	for _, k := range slices.Compact(keys) {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, queueLockClass, k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// readQueues locks (in ID order) and returns the queued deployments of stacks, by stack row ID, each
-// queue in seq order, without snapshots.
-func readQueues(ctx context.Context, tx pgx.Tx, stacks []int64) (map[int64][]state.Deployment, error) {
-	rows, err := tx.Query(ctx, `SELECT d.stack_id, `+queueRecordSQL+` FROM svc_deployments d WHERE d.stack_id = ANY($1) AND d.status IN `+queuedSQL+` ORDER BY d.id FOR UPDATE`, stacks)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	queues := map[int64][]state.Deployment{}
-	for rows.Next() {
-		var stack int64
-		var record []byte
-		if err := rows.Scan(&stack, &record); err != nil {
-			return nil, err
-		}
-		var d state.Deployment
-		if err := json.Unmarshal(record, &d); err != nil {
-			return nil, err
-		}
-		queues[stack] = append(queues[stack], d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for _, q := range queues {
-		sort.Slice(q, func(i, j int) bool { return q[i].Seq < q[j].Seq })
-	}
-	return queues, nil
-}
-
-// aheadOf returns what is ahead of deployment d in its stack's queue q (seq order): the RUNNING
-// deployment first, whatever its seq, then the others with a lower seq.
-func aheadOf(q []state.Deployment, d *state.Deployment) []state.Deployment {
-	var ahead []state.Deployment
-	for _, o := range q {
-		if o.ID != d.ID && o.Status == state.StatusRunning {
-			ahead = append(ahead, o)
-		}
-	}
-	for _, o := range q {
-		if o.ID != d.ID && o.Status != state.StatusRunning && o.Seq < d.Seq {
-			ahead = append(ahead, o)
-		}
-	}
-	return ahead
+	return stateError(err)
 }
 
 // claimDeployments answers POST …/deployments/claim (stateapi.ClaimRequest).
@@ -359,41 +247,26 @@ func (s *Server) claimDeployments(r *http.Request, c *call) (any, error) {
 			return nil, errorf(http.StatusBadRequest, "Bad Request: deployment %s appears twice in ids", id)
 		}
 	}
-	// Dead waiters are aborted in a statement of their own: the claim's transaction is rolled back when it
+	org, project := r.PathValue("org"), r.PathValue("project")
+	// Dead waiters are aborted in statements of their own: the claim's transaction is rolled back when it
 	// answers "still queued", and their abort must stick (a killed waiter must not keep its place).
-	var stacks []int64
-	if err := s.pool.QueryRow(r.Context(), `SELECT coalesce(array_agg(DISTINCT d.stack_id), '{}') FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.PathValue("project"), req.IDs).Scan(&stacks); err != nil {
+	at, err := s.db.DeploymentStacks(r.Context(), org, project, req.IDs)
+	if err != nil {
 		return nil, err
 	}
-	if len(stacks) > 0 {
-		if _, err := abortDead(r.Context(), s.pool, stacks, s.clockNow()); err != nil {
-			return nil, err
-		}
-	}
-	return s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
-		now := s.clockNow()
-		rows, err := tx.Query(ctx, `SELECT d.id, d.stack_id, s.name FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.PathValue("project"), req.IDs)
+	if len(at) > 0 {
+		queues, err := s.db.Queues(r.Context(), stackRowIDs(at), false)
 		if err != nil {
 			return nil, err
 		}
-		type where struct {
-			stackID int64
-			stack   string
+		if _, err := abortDead(r.Context(), s.db.Conn, queues, s.clockNow()); err != nil {
+			return nil, err
 		}
-		at := map[string]where{}
-		var stacks []int64
-		for rows.Next() {
-			var id string
-			var w where
-			if err := rows.Scan(&id, &w.stackID, &w.stack); err != nil {
-				return nil, err
-			}
-			at[id] = w
-			stacks = append(stacks, w.stackID)
-		}
-		if err := rows.Err(); err != nil {
+	}
+	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
+		now := s.clockNow()
+		at, err := tx.DeploymentStacks(ctx, org, project, req.IDs)
+		if err != nil {
 			return nil, err
 		}
 		for _, id := range req.IDs {
@@ -401,75 +274,71 @@ WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.P
 				return nil, errorf(http.StatusNotFound, "Not Found: deployment %s not found", id)
 			}
 		}
-		queues, err := lockQueue(ctx, tx, stacks, now)
+		queues, err := lockQueue(ctx, tx, stackRowIDs(at), now)
 		if err != nil {
 			return nil, err
 		}
+		// The rules of a claim (state.PlanClaims) on the queues as locked, each deployment under its
+		// stack's name now; those not queued (any more) by their status.
+		var queue []state.Deployment
+		found := map[string]state.Deployment{}
+		for _, w := range at {
+			for _, d := range queues[w.ID] {
+				d.Stack = w.Name
+				queue = append(queue, d)
+				found[d.ID] = d
+			}
+			queues[w.ID] = nil // each stack once
+		}
 		for _, id := range req.IDs {
-			w := at[id]
-			i := slices.IndexFunc(queues[w.stackID], func(d state.Deployment) bool { return d.ID == id })
-			if i < 0 || queues[w.stackID][i].Status == state.StatusRunning {
-				var status state.DeploymentStatus
-				if err := tx.QueryRow(ctx, `SELECT status FROM svc_deployments WHERE id = $1`, id).Scan(&status); err != nil {
+			if _, ok := found[id]; !ok {
+				status, err := tx.DeploymentStatus(ctx, id)
+				if err != nil {
 					return nil, err
 				}
-				return nil, transitionError(&state.TransitionError{ID: id, Status: status, To: state.StatusRunning})
+				found[id] = state.Deployment{ID: id, Stack: at[id].Name, Status: status}
 			}
-			if ahead := aheadOf(queues[w.stackID], &queues[w.stackID][i]); len(ahead) > 0 {
-				return nil, queuedError(&state.QueuedError{ID: id, Stack: w.stack, Position: len(ahead), Ahead: ahead[0]})
-			}
+		}
+		plan := state.PlanClaims(req.IDs, found, queue, now)
+		if plan.Err != nil {
+			return nil, claimError(plan.Err)
 		}
 		records, err := claim(ctx, tx, req.IDs, req.Runner, c.user, now)
 		if err != nil {
-			return nil, err
+			return nil, claimError(err)
 		}
 		return rawDeployments{Deployments: records}, nil
 	})
 }
 
-// claim makes ids RUNNING for runner at now, claimed by the API token named by (their rows are locked,
-// each the head of its queue) and returns their records in seq order.
-func claim(ctx context.Context, tx pgx.Tx, ids []string, runner, by string, now time.Time) ([]json.RawMessage, error) {
-	patch, err := json.Marshal(map[string]any{"status": state.StatusRunning, "startedAt": now, "heartbeatAt": now, "runner": runner})
+// claim makes ids, each the head of its queue (rows locked), RUNNING for runner at now as state.Claimed
+// leaves a claimed deployment, claimed by the API token named by; it returns their records in seq order.
+func claim(ctx context.Context, tx *storage.Tx, ids []string, runner, by string, now time.Time) ([]json.RawMessage, error) {
+	d := state.Claimed(state.Deployment{}, runner, now)
+	patch, err := json.Marshal(map[string]any{"status": d.Status, "startedAt": d.StartedAt, "heartbeatAt": d.HeartbeatAt, "runner": d.Runner})
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tx.Query(ctx, `UPDATE svc_deployments SET status = 'RUNNING', started_at = $2, heartbeat_at = $2, record = record || $3::jsonb, claimed_by = $4
-WHERE id = ANY($1) AND status IN ('PENDING', 'APPROVED') RETURNING seq, record`, ids, now, patch, by)
-	if err != nil {
-		return nil, err
-	}
-	type claimed struct {
-		seq    int64
-		record json.RawMessage
-	}
-	got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (claimed, error) {
-		var c claimed
-		err := row.Scan(&c.seq, &c.record)
-		return c, err
-	})
-	if pgCode(err) == codeUniqueViolation {
-		return nil, errorf(http.StatusConflict, "Conflict: another deployment of the stack is RUNNING")
-	}
-	if err != nil {
-		return nil, err
-	}
-	if len(got) != len(ids) {
-		return nil, fmt.Errorf("claim %v: %d of %d deployments changed under the queue lock", ids, len(got), len(ids))
-	}
-	sort.Slice(got, func(i, j int) bool { return got[i].seq < got[j].seq })
-	records := make([]json.RawMessage, len(got))
-	for i, c := range got {
-		records[i] = c.record
-	}
-	return records, nil
+	return tx.Claim(ctx, ids, patch, by, now)
 }
 
-// claimNext answers POST …/deployments/claim-next (stateapi.ClaimNextRequest): it claims the oldest claimable head of the project's queues. It aborts dead waiters, lists the
-// candidates (heads that are APPROVED, or PENDING with no heartbeat, on stacks with nothing RUNNING) in
-// seq order, and tries them one at a time, each in a transaction of its own under its stack's queue
-// lock, where the head is read again; a candidate taken meanwhile passes to the next, and when all were,
-// it looks again.
+// stackRowIDs returns the row IDs of the stacks of at, each once.
+func stackRowIDs(at map[string]storage.StackRef) []int64 {
+	var ids []int64
+	for _, w := range at {
+		if !slices.Contains(ids, w.ID) {
+			ids = append(ids, w.ID)
+		}
+	}
+	return ids
+}
+
+// claimNext answers POST …/deployments/claim-next (stateapi.ClaimNextRequest): it claims the oldest
+// claimable head of the project's queues, as state.PlanNext decides it (heads that are APPROVED, or
+// PENDING with no heartbeat, on stacks with nothing RUNNING, lowest seq first). It reads the queues,
+// aborts the dead waiters and tries the head PlanNext picks in a transaction of its own under its stack's
+// queue lock, where the rule is applied again to the queue as locked; a head taken meanwhile passes to
+// the head PlanNext picks among the other stacks, and when every one was, it looks again.
 func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
 	var req stateapi.ClaimNextRequest
 	if _, err := s.decodeBody(r, &req, true); err != nil {
@@ -481,12 +350,13 @@ func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
 		}
 	}
 	ctx := r.Context()
+	org, project := r.PathValue("org"), r.PathValue("project")
 	for range maxClaimRounds {
 		// A retry whose first attempt claimed the last candidate finds none: its answer is stored.
 		if res, ok, err := s.storedAnswer(ctx, r); ok || err != nil {
 			return res, err
 		}
-		ids, err := stackIDs(ctx, s.pool, r, req.Stacks)
+		ids, err := s.db.StackIDs(ctx, org, project, req.Stacks)
 		if err != nil || len(ids) == 0 {
 			return noContent{}, err
 		}
@@ -494,61 +364,72 @@ func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
 		for _, id := range ids {
 			scope = append(scope, id)
 		}
-		if _, err := abortDead(ctx, s.pool, scope, s.clockNow()); err != nil {
-			return nil, err
-		}
-		rows, err := s.pool.Query(ctx, `SELECT h.stack_id FROM (
-  SELECT DISTINCT ON (d.stack_id) d.stack_id, d.status, d.heartbeat_at, d.seq FROM svc_deployments d
-  WHERE d.stack_id = ANY($1) AND d.status IN `+queuedSQL+` ORDER BY d.stack_id, d.seq) h
-WHERE (h.status = 'APPROVED' OR (h.status = 'PENDING' AND h.heartbeat_at IS NULL))
-  AND NOT EXISTS (SELECT 1 FROM svc_deployments x WHERE x.stack_id = h.stack_id AND x.status = 'RUNNING')
-ORDER BY h.seq`, scope)
+		queues, err := s.db.Queues(ctx, scope, false)
 		if err != nil {
 			return nil, err
 		}
-		candidates, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
+		now := s.clockNow()
+		plan := state.PlanNext(bySeq(queues), now)
+		if _, err := s.db.AbortDeployments(ctx, aborts(plan.Abort, now)); err != nil {
 			return nil, err
 		}
-		if len(candidates) == 0 {
+		if len(plan.Claim) == 0 {
 			if res, ok, err := s.storedAnswer(ctx, r); ok || err != nil {
 				return res, err
 			}
 			return noContent{}, nil
 		}
-		for _, stack := range candidates {
-			res, err := s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
-				return s.claimHead(ctx, tx, stack, req.Runner, c.user)
+		// The candidates in PlanNext's order: a head taken meanwhile passes to the next stack's.
+		for len(plan.Claim) > 0 {
+			head := plan.Claim[0]
+			stack := int64(-1)
+			for id, q := range queues {
+				if slices.ContainsFunc(q, func(d state.Deployment) bool { return d.ID == head.ID }) {
+					stack = id
+				}
+			}
+			res, err := s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
+				return s.claimHead(ctx, tx, stack, head.ID, req.Runner, c.user)
 			})
 			if !errors.Is(err, errNotClaimable) {
 				return res, err
 			}
+			delete(queues, stack)
+			plan = state.PlanNext(bySeq(queues), now)
 		}
 	}
 	return noContent{}, nil
 }
 
-// claimHead claims the head of stack's queue for runner, by the API token named by, when an agent may
-// run it, else returns errNotClaimable; the answer is the deployment with its snapshot.
-func (s *Server) claimHead(ctx context.Context, tx pgx.Tx, stack int64, runner, by string) (any, error) {
+// bySeq returns the deployments of queues in one list, in seq order.
+func bySeq(queues map[int64][]state.Deployment) []state.Deployment {
+	var all []state.Deployment
+	for _, q := range queues {
+		all = append(all, q...)
+	}
+	slices.SortFunc(all, func(a, b state.Deployment) int { return cmp.Compare(a.Seq, b.Seq) })
+	return all
+}
+
+// claimHead claims deployment id, the head of stack's queue, for runner, by the API token named by, when
+// it still is the head an agent may run (state.PlanNext on the queue as locked), else returns
+// errNotClaimable; the answer is the deployment with its snapshot.
+func (s *Server) claimHead(ctx context.Context, tx *storage.Tx, stack int64, id, runner, by string) (any, error) {
 	now := s.clockNow()
 	queues, err := lockQueue(ctx, tx, []int64{stack}, now)
 	if err != nil {
 		return nil, err
 	}
-	q := queues[stack]
-	if len(q) == 0 || slices.ContainsFunc(q, func(d state.Deployment) bool { return d.Status == state.StatusRunning }) {
+	plan := state.PlanNext(queues[stack], now)
+	if len(plan.Claim) == 0 || plan.Claim[0].ID != id {
 		return nil, errNotClaimable
 	}
-	if head := q[0]; head.Status != state.StatusApproved && (head.Status != state.StatusPending || !head.HeartbeatAt.IsZero()) {
-		return nil, errNotClaimable
-	}
-	records, err := claim(ctx, tx, []string{q[0].ID}, runner, by, now)
+	records, err := claim(ctx, tx, []string{id}, runner, by, now)
 	if err != nil {
-		return nil, err
+		return nil, claimError(err)
 	}
-	var snapshot []byte
-	if err := tx.QueryRow(ctx, `SELECT snapshot FROM svc_deployments WHERE id = $1`, q[0].ID).Scan(&snapshot); err != nil {
+	snapshot, err := tx.Snapshot(ctx, id)
+	if err != nil {
 		return nil, err
 	}
 	return withSnapshot(records[0], snapshot)
@@ -560,14 +441,14 @@ func (s *Server) storedAnswer(ctx context.Context, r *http.Request) (any, bool, 
 	if key == "" {
 		return nil, false, nil
 	}
-	var st storedAnswer
-	err := s.pool.QueryRow(ctx, `SELECT path, status, body FROM svc_idempotency WHERE key = $1 AND status IS NOT NULL`, key).Scan(&st.path, &st.status, &st.body)
-	if errors.Is(err, pgx.ErrNoRows) {
+	a, err := s.db.StoredAnswer(ctx, key)
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
+	st := storedAnswer{path: a.Path, status: a.Status, body: a.Body}
 	res, err := st.answer(key, r)
 	return res, true, err
 }
@@ -592,32 +473,12 @@ func (s *Server) heartbeatDeployments(r *http.Request, c *call) (any, error) {
 	if len(req.IDs) == 0 {
 		return out, nil
 	}
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
-		ctx := r.Context()
-		now := s.clockNow()
-		// Only the column is written, and the answer leaves the plan out: a heartbeat comes every 0.5 s and a
-		// large stack's plan is megabytes of JSON. Reads of the record overlay heartbeat_at (queueRecordSQL).
-		// A RUNNING deployment beats only for the token that claimed it (another token's beats would keep a
-		// dead run's stack taken); a waiting one for any token (approve --run waits for another's).
-		if _, err := tx.Exec(ctx, `WITH l AS (
-  SELECT d.id FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-  WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2 AND d.status IN `+queuedSQL+` ORDER BY d.id FOR UPDATE OF d)
-UPDATE svc_deployments d SET heartbeat_at = $4 FROM l WHERE d.id = l.id AND d.status IN `+queuedSQL+`
-  AND (d.status <> 'RUNNING' OR d.claimed_by IS NULL OR d.claimed_by = $5)`,
-			r.PathValue("org"), r.PathValue("project"), req.IDs, now, c.user); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT `+queueRecordSQL+` FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2 ORDER BY d.seq`, r.PathValue("org"), r.PathValue("project"), req.IDs)
-		if err != nil {
-			return err
-		}
-		records, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
-		if err != nil {
-			return err
-		}
+	// A RUNNING deployment beats only for the token that claimed it (another token's beats would keep a
+	// dead run's stack taken); a waiting one for any token (approve --run waits for another's).
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
+		records, err := tx.Heartbeat(r.Context(), r.PathValue("org"), r.PathValue("project"), req.IDs, s.clockNow(), c.user)
 		out.Deployments = append(out.Deployments, records...)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -627,25 +488,12 @@ WHERE d.id = ANY($3) AND s.org = $1 AND s.project = $2 ORDER BY d.seq`, r.PathVa
 
 // lockDeployment locks deployment id of the request's project and returns its record and the name of
 // the token that claimed it ("" when none or unknown); 404 when absent.
-func lockDeployment(ctx context.Context, tx pgx.Tx, r *http.Request, id string) (*state.Deployment, string, error) {
-	var record []byte
-	var claimer *string
-	err := tx.QueryRow(ctx, `SELECT d.record, d.claimed_by FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE d.id = $3 AND s.org = $1 AND s.project = $2 FOR UPDATE OF d`, r.PathValue("org"), r.PathValue("project"), id).Scan(&record, &claimer)
-	if errors.Is(err, pgx.ErrNoRows) {
+func lockDeployment(ctx context.Context, tx *storage.Tx, r *http.Request, id string) (*state.Deployment, string, error) {
+	d, claimer, err := tx.LockDeployment(ctx, r.PathValue("org"), r.PathValue("project"), id)
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, "", errorf(http.StatusNotFound, "Not Found: deployment %s not found", id)
 	}
-	if err != nil {
-		return nil, "", err
-	}
-	var d state.Deployment
-	if err := json.Unmarshal(record, &d); err != nil {
-		return nil, "", err
-	}
-	if claimer == nil {
-		return &d, "", nil
-	}
-	return &d, *claimer, nil
+	return d, claimer, err
 }
 
 // tokenView returns deployment d and the caller c as the state machine (state.CheckTransition) sees them
@@ -688,15 +536,14 @@ func stateError(err error) error {
 }
 
 // setRecord sets deployment id's status and merges fields into its record; it returns the record.
-func setRecord(ctx context.Context, tx pgx.Tx, id string, status state.DeploymentStatus, fields map[string]any) (json.RawMessage, error) {
+func setRecord(ctx context.Context, tx *storage.Tx, id string, status state.DeploymentStatus, fields map[string]any) (json.RawMessage, error) {
 	fields["status"] = status
 	patch, err := json.Marshal(fields)
 	if err != nil {
 		return nil, err
 	}
-	var record json.RawMessage
-	err = tx.QueryRow(ctx, `UPDATE svc_deployments SET status = $2, record = record || $3::jsonb WHERE id = $1 RETURNING record`, id, status, patch).Scan(&record)
-	if pgCode(err) == codeUniqueViolation {
+	record, err := tx.SetRecord(ctx, id, status, patch)
+	if errors.Is(err, storage.ErrRunning) {
 		return nil, errorf(http.StatusConflict, "Conflict: another deployment of the stack is RUNNING")
 	}
 	return record, err
@@ -717,41 +564,39 @@ func (s *Server) transitionDeployment(r *http.Request, c *call) (any, error) {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: name the statuses the deployment may be in (from)")
 	}
 	id := r.PathValue("id")
-	return s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
+	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
 		d, claimer, err := lockDeployment(ctx, tx, r, id)
 		if err != nil {
 			return nil, err
 		}
-		if !slices.Contains(req.From, d.Status) {
-			return nil, transitionError(&state.TransitionError{ID: id, Status: d.Status, To: req.To})
-		}
+		// The state machine's rules of a transition (state.ApplyTransition), on the deployment as the
+		// tokens see it (tokenView).
 		view, actor := tokenView(d, claimer, c)
-		if err := state.CheckTransition(view, req.To, actor, s.policy()); err != nil {
-			return nil, stateError(err)
+		at := req.At.UTC()
+		if at.IsZero() {
+			at = s.clockNow()
 		}
-		switch req.To {
-		case state.StatusApproved, state.StatusRejected, state.StatusAborted:
-		default:
+		next, err := state.ApplyTransition(view, state.Transition{From: req.From, To: req.To, By: actor.Name, Runner: actor.Runner, Error: req.Error, At: at}, s.policy())
+		if err != nil {
+			if err := stateError(err); errors.As(err, new(*apiError)) {
+				return nil, err
+			}
 			return nil, errorf(http.StatusBadRequest, "Bad Request: a deployment becomes %s only by a claim or a finish (POST …/deployments/claim, PATCH …/deployments/{id})", req.To)
 		}
 		fields := map[string]any{}
 		switch req.To {
 		case state.StatusApproved:
-			fields["approvedBy"] = c.user
+			fields["approvedBy"] = next.ApprovedBy
 		case state.StatusRejected:
-			fields["rejectedBy"] = c.user
+			fields["rejectedBy"] = next.RejectedBy
 		case state.StatusAborted:
-			fields["abortedBy"] = c.user
+			fields["abortedBy"] = next.AbortedBy
 		}
 		if req.Error != "" {
-			fields["error"] = req.Error
+			fields["error"] = next.Error
 		}
 		if req.To.Terminal() {
-			at := req.At.UTC()
-			if at.IsZero() {
-				at = s.clockNow()
-			}
-			fields["finishedAt"] = at
+			fields["finishedAt"] = next.FinishedAt
 		}
 		return setRecord(ctx, tx, id, req.To, fields)
 	})
@@ -764,15 +609,16 @@ func (s *Server) requestAbort(r *http.Request, c *call) (any, error) {
 		return nil, err
 	}
 	id := r.PathValue("id")
-	return s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
+	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
 		d, _, err := lockDeployment(ctx, tx, r, id)
 		if err != nil {
 			return nil, err
 		}
-		if d.Status != state.StatusRunning {
-			return nil, transitionError(&state.TransitionError{ID: id, Status: d.Status, To: state.StatusAborted})
+		next, err := state.ApplyAbortRequest(*d, c.user)
+		if err != nil {
+			return nil, stateError(err)
 		}
-		return setRecord(ctx, tx, id, state.StatusRunning, map[string]any{"abortedBy": c.user})
+		return setRecord(ctx, tx, id, state.StatusRunning, map[string]any{"abortedBy": next.AbortedBy})
 	})
 }
 
@@ -788,16 +634,13 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: a deployment finishes COMPLETED, FAILED or ABORTED, not %q", req.Status)
 	}
 	id := r.PathValue("id")
-	return s.once(r, func(ctx context.Context, tx pgx.Tx) (any, error) {
+	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
 		d, claimer, err := lockDeployment(ctx, tx, r, id)
 		if err != nil {
 			return nil, err
 		}
-		if d.Status != state.StatusRunning {
-			return nil, transitionError(&state.TransitionError{ID: id, Status: d.Status, To: req.Status})
-		}
 		view, actor := tokenView(d, claimer, c)
-		if err := state.CheckTransition(view, req.Status, actor, s.policy()); err != nil {
+		if err := state.CheckFinish(view, actor.Runner, req.Status); err != nil {
 			return nil, stateError(err)
 		}
 		at := req.FinishedAt.UTC()
@@ -829,14 +672,8 @@ func (s *Server) listDeployments(r *http.Request, c *call) (any, error) {
 			statuses = append(statuses, one)
 		}
 	}
-	rows, err := s.pool.Query(r.Context(), `SELECT d.record FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE s.org = $1 AND s.project = $2 AND ($3 = '' OR s.name = $3) AND (cardinality($4::text[]) = 0 OR d.status = ANY($4))
-  AND left(d.id, length($6::text)) = $6::text
-ORDER BY d.seq DESC LIMIT CASE WHEN $5 > 0 THEN $5 END`, r.PathValue("org"), r.PathValue("project"), q.Get("stack"), statuses, limit, q.Get("idPrefix"))
-	if err != nil {
-		return nil, err
-	}
-	records, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
+	records, err := s.db.Deployments(r.Context(), r.PathValue("org"), r.PathValue("project"),
+		storage.DeploymentFilter{Stack: q.Get("stack"), Statuses: statuses, IDPrefix: q.Get("idPrefix"), Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -848,10 +685,8 @@ ORDER BY d.seq DESC LIMIT CASE WHEN $5 > 0 THEN $5 END`, r.PathValue("org"), r.P
 
 // getDeployment answers GET …/deployments/{id}: the state.Deployment with its snapshot.
 func (s *Server) getDeployment(r *http.Request, c *call) (any, error) {
-	var record, snapshot []byte
-	err := s.pool.QueryRow(r.Context(), `SELECT d.record, d.snapshot FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE d.id = $3 AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.PathValue("project"), r.PathValue("id")).Scan(&record, &snapshot)
-	if errors.Is(err, pgx.ErrNoRows) {
+	record, snapshot, err := s.db.Deployment(r.Context(), r.PathValue("org"), r.PathValue("project"), r.PathValue("id"))
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errorf(http.StatusNotFound, "Not Found: deployment %s not found", r.PathValue("id"))
 	}
 	if err != nil {
@@ -863,12 +698,7 @@ WHERE d.id = $3 AND s.org = $1 AND s.project = $2`, r.PathValue("org"), r.PathVa
 // deploymentEvents answers GET …/deployments/{id}/events: a stateapi.DeploymentEvents, the stored events
 // as they are.
 func (s *Server) deploymentEvents(r *http.Request, c *call) (any, error) {
-	rows, err := s.pool.Query(r.Context(), `SELECT e.data FROM svc_deployment_events e JOIN svc_stacks s ON s.id = e.stack_id
-WHERE e.deployment_id = $3 AND s.org = $1 AND s.project = $2 ORDER BY e.seq`, r.PathValue("org"), r.PathValue("project"), r.PathValue("id"))
-	if err != nil {
-		return nil, err
-	}
-	events, err := pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
+	events, err := s.db.DeploymentEvents(r.Context(), r.PathValue("org"), r.PathValue("project"), r.PathValue("id"))
 	if err != nil {
 		return nil, err
 	}

@@ -394,7 +394,7 @@ func TestDeploymentIdempotency(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int
-	if err := e.srv.pool.QueryRow(context.Background(), `SELECT count(*) FROM svc_idempotency`).Scan(&n); err != nil || n != 0 {
+	if err := e.srv.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM svc_idempotency`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("idempotency keys after the TTL = %d, %v; want 0", n, err)
 	}
 }

@@ -2,10 +2,9 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 )
 
 // Garbage collection policy.
@@ -19,9 +18,6 @@ const (
 	NotStartedTimeout = time.Hour
 )
 
-// gcLockKey is the advisory lock that elects the one replica collecting in a cycle ("cdkxsvgc").
-const gcLockKey int64 = 0x63646b7873766763
-
 // Collect cancels, in one statement, the running updates whose lease expired more than the lease grace
 // (Options.LeaseGrace) ago and the updates not started for NotStartedTimeout, which unlocks their
 // stacks; it returns how many it cancelled. (A create on the stack does not wait for it: it takes over an
@@ -29,16 +25,7 @@ const gcLockKey int64 = 0x63646b7873766763
 // IdempotencyTTL.
 func (s *Server) Collect(ctx context.Context) (int64, error) {
 	now := s.now()
-	tag, err := s.pool.Exec(ctx, `UPDATE svc_updates SET status = 'cancelled', completed_at = $1, lease_expires_at = NULL
-WHERE (status = 'running' AND lease_expires_at < $2) OR (status IN ('not started', 'requested') AND created_at < $3)`,
-		now, now.Add(-s.grace), now.Add(-NotStartedTimeout))
-	if err != nil {
-		return 0, fmt.Errorf("collect expired updates: %w", err)
-	}
-	if _, err := s.pool.Exec(ctx, `DELETE FROM svc_idempotency WHERE created_at < $1`, now.Add(-IdempotencyTTL)); err != nil {
-		return tag.RowsAffected(), fmt.Errorf("collect idempotency keys: %w", err)
-	}
-	return tag.RowsAffected(), nil
+	return s.db.Collect(ctx, now, now.Add(-s.grace), now.Add(-NotStartedTimeout), now.Add(-IdempotencyTTL))
 }
 
 // RunCollector collects at once and then every interval (GCInterval when 0) until ctx is done. Each
@@ -49,22 +36,21 @@ func (s *Server) RunCollector(ctx context.Context, interval time.Duration) error
 	if interval <= 0 {
 		interval = GCInterval
 	}
-	var conn *pgxpool.Conn
+	var conn *storage.Pinned
 	defer func() {
 		if conn != nil {
 			conn.Release()
 		}
 	}()
 	drop := func() {
-		_ = conn.Conn().Close(context.WithoutCancel(ctx)) // a closed connection is destroyed on release
-		conn.Release()
+		conn.Drop(context.WithoutCancel(ctx)) // a closed connection is destroyed on release
 		conn = nil
 	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		if conn == nil {
-			c, err := s.pool.Acquire(ctx)
+			c, err := s.db.Pin(ctx)
 			if err != nil && ctx.Err() == nil {
 				s.log.ErrorContext(ctx, "collector: acquire a connection", "error", err)
 			}
@@ -82,9 +68,9 @@ func (s *Server) RunCollector(ctx context.Context, interval time.Duration) error
 }
 
 // collectOnce runs one cycle on conn, calling drop when the connection failed.
-func (s *Server) collectOnce(ctx context.Context, conn *pgxpool.Conn, drop func()) {
-	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, gcLockKey).Scan(&got); err != nil {
+func (s *Server) collectOnce(ctx context.Context, conn *storage.Pinned, drop func()) {
+	got, err := conn.TryCollectorLock(ctx)
+	if err != nil {
 		if ctx.Err() == nil {
 			s.log.ErrorContext(ctx, "collector: take the lock", "error", err)
 			drop()
@@ -100,7 +86,7 @@ func (s *Server) collectOnce(ctx context.Context, conn *pgxpool.Conn, drop func(
 	} else if n > 0 {
 		s.log.InfoContext(ctx, "collector cancelled expired updates", "count", n)
 	}
-	if _, err := conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, gcLockKey); err != nil {
+	if err := conn.UnlockCollector(context.WithoutCancel(ctx)); err != nil {
 		s.log.ErrorContext(ctx, "collector: release the lock", "error", err)
 		drop()
 	}

@@ -6,10 +6,8 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
@@ -22,19 +20,10 @@ import (
 // maxHistoryPage bounds pageSize.
 const maxHistoryPage = 1000
 
-// historyColumns are the columns scanHistory reads, in its order.
-const historyColumns = `kind, status, request, started_at, completed_at, history_version, resource_changes, resource_count`
-
-// scanHistory reads one row of historyColumns as a history entry.
-func scanHistory(row pgx.Row) (stateapi.UpdateInfo, error) {
-	var info stateapi.UpdateInfo
-	var status string
-	var request, changes []byte
-	var started, completed *time.Time
-	var count *int64
-	if err := row.Scan(&info.Kind, &status, &request, &started, &completed, &info.Version, &changes, &count); err != nil {
-		return info, err
-	}
+// historyInfo is a stored history entry as the API answers it.
+func historyInfo(h storage.HistoryEntry) stateapi.UpdateInfo {
+	info := stateapi.UpdateInfo{Kind: h.Kind, Version: h.Version}
+	status, request, started, completed, changes, count := h.Status, h.Request, h.Started, h.Completed, h.Changes, h.Count
 	var req stateapi.UpdateProgramRequest
 	if len(request) > 0 {
 		_ = json.Unmarshal(request, &req) // stored as the client sent it: what does not parse is left out
@@ -59,7 +48,7 @@ func scanHistory(row pgx.Row) (stateapi.UpdateInfo, error) {
 	if count != nil {
 		info.ResourceCount = *count
 	}
-	return info, nil
+	return info
 }
 
 // updateResult maps an update status to its history result; cancelled is failed (the Pulumi API has no
@@ -105,30 +94,22 @@ func (s *Server) history(r *http.Request, c *call) (any, error) {
 	if pageSize > maxHistoryPage {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: pageSize %d is above %d", pageSize, maxHistoryPage)
 	}
-	limit, offset := any(nil), int64(0) // LIMIT NULL: all
+	var limit *int64 // LIMIT NULL: all
+	offset := int64(0)
 	if pageSize > 0 {
-		limit, offset = pageSize, (page-1)*pageSize
+		limit, offset = &pageSize, (page-1)*pageSize
 	}
 	resp := stateapi.GetHistoryResponse{Updates: []stateapi.UpdateInfo{}}
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		st, err := lookupStack(r.Context(), tx, r, false)
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(r.Context(), `SELECT `+historyColumns+` FROM svc_updates
-WHERE stack_id = $1 AND history_version IS NOT NULL ORDER BY history_version DESC LIMIT $2 OFFSET $3`, st.id, limit, offset)
-		if err != nil {
-			return err
+		entries, err := tx.History(r.Context(), st.id, limit, offset)
+		for _, h := range entries {
+			resp.Updates = append(resp.Updates, historyInfo(h))
 		}
-		defer rows.Close()
-		for rows.Next() {
-			info, err := scanHistory(rows)
-			if err != nil {
-				return err
-			}
-			resp.Updates = append(resp.Updates, info)
-		}
-		return rows.Err()
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -141,16 +122,16 @@ WHERE stack_id = $1 AND history_version IS NOT NULL ORDER BY history_version DES
 // deployment".
 func (s *Server) latestUpdate(r *http.Request, c *call) (any, error) {
 	var resp stateapi.LatestUpdateResponse
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		st, err := lookupStack(r.Context(), tx, r, false)
 		if err != nil {
 			return err
 		}
-		resp.Info, err = scanHistory(tx.QueryRow(r.Context(), `SELECT `+historyColumns+` FROM svc_updates
-WHERE stack_id = $1 AND history_version IS NOT NULL ORDER BY history_version DESC LIMIT 1`, st.id))
-		if errors.Is(err, pgx.ErrNoRows) {
+		h, err := tx.LatestHistory(r.Context(), st.id)
+		if errors.Is(err, storage.ErrNotFound) {
 			return errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' has no update yet", r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"))
 		}
+		resp.Info = historyInfo(h)
 		return err
 	})
 	if err != nil {
@@ -172,7 +153,7 @@ func (s *Server) exportHistoryVersion(r *http.Request, c *call) (any, error) {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: version %q is not a positive number", r.PathValue("version"))
 	}
 	var data []byte
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		st, err := lookupStack(r.Context(), tx, r, false)
 		if err != nil {
 			return err
@@ -192,21 +173,13 @@ func (s *Server) exportHistoryVersion(r *http.Request, c *call) (any, error) {
 
 // checkpointOfHistory returns the checkpoint version the stack had at the end of history version n (0:
 // none); a 404 apiError when the stack has no history version n.
-func checkpointOfHistory(ctx context.Context, tx pgx.Tx, stackID, n int64) (int64, error) {
-	var last int64
-	if err := tx.QueryRow(ctx, `SELECT history_version FROM svc_stacks WHERE id = $1`, stackID).Scan(&last); err != nil {
+func checkpointOfHistory(ctx context.Context, tx *storage.Tx, stackID, n int64) (int64, error) {
+	last, err := tx.LastHistoryVersion(ctx, stackID)
+	if err != nil {
 		return 0, err
 	}
 	if n > last {
 		return 0, errorf(http.StatusNotFound, "Not Found: the stack has no version %d (its latest is %d)", n, last)
 	}
-	var v int64
-	err := tx.QueryRow(ctx, `SELECT (SELECT max(c.version) FROM svc_checkpoints c WHERE c.update_id = u.id)
-FROM svc_updates u
-WHERE u.stack_id = $1 AND u.history_version <= $2 AND EXISTS (SELECT 1 FROM svc_checkpoints c WHERE c.update_id = u.id)
-ORDER BY u.history_version DESC LIMIT 1`, stackID, n).Scan(&v)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, nil
-	}
-	return v, err
+	return tx.CheckpointOfHistory(ctx, stackID, n)
 }

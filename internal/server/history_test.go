@@ -128,7 +128,7 @@ func TestHistory(t *testing.T) {
 	}
 
 	var by []string
-	rows, err := e.srv.pool.Query(context.Background(), `SELECT coalesce(created_by, '-') FROM svc_updates WHERE kind <> 'import' ORDER BY created_at`)
+	rows, err := e.srv.db.Pool().Query(context.Background(), `SELECT coalesce(created_by, '-') FROM svc_updates WHERE kind <> 'import' ORDER BY created_at`)
 	if err != nil {
 		t.Fatal(err)
 	}

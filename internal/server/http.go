@@ -9,22 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"syscall"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
-)
-
-// SQLSTATE codes the service acts on.
-const (
-	codeUniqueViolation      = "23505"
-	codeSerializationFailure = "40001"
-	codeDeadlockDetected     = "40P01"
 )
 
 // apiError is an error answered to the client as stateapi.ErrorResponse {code, message}, with the fields
@@ -101,10 +90,8 @@ func (s *Server) api(h handlerFunc) http.Handler {
 			return
 		}
 		sum := sha256.Sum256([]byte(tok))
-		c := &call{}
-		err := s.pool.QueryRow(r.Context(), `SELECT name, orgs, read_only FROM svc_tokens WHERE hash = $1`, sum[:]).
-			Scan(&c.user, &c.scope.orgs, &c.scope.readOnly)
-		if errors.Is(err, pgx.ErrNoRows) {
+		t, err := s.db.TokenByHash(r.Context(), sum[:])
+		if errors.Is(err, storage.ErrNotFound) {
 			writeError(w, &apiError{code: http.StatusUnauthorized, msg: "Unauthorized: No credentials provided or are invalid."})
 			return
 		}
@@ -112,6 +99,7 @@ func (s *Server) api(h handlerFunc) http.Handler {
 			writeError(w, s.internal(r, err))
 			return
 		}
+		c := &call{user: t.Name, scope: tokenScope{orgs: t.Orgs, readOnly: t.ReadOnly}}
 		if err := checkNames(r); err != nil {
 			s.fail(w, r, err)
 			return
@@ -187,23 +175,17 @@ func (s *Server) exec(h handlerFunc) http.Handler {
 // passes: the handler answers it. So does an update whose creator was not recorded (created before
 // migration 00005).
 func (s *Server) checkLeaseCreator(r *http.Request, hash []byte) error {
-	var id, org string
-	var creator *string
-	var exists bool
-	var scope tokenScope
-	err := s.pool.QueryRow(r.Context(), `SELECT u.id, u.created_by, s.org, t.name IS NOT NULL, coalesce(t.orgs, '{}'), coalesce(t.read_only, false)
-FROM svc_updates u JOIN svc_stacks s ON s.id = u.stack_id LEFT JOIN svc_tokens t ON t.name = u.created_by WHERE u.lease_hash = $1`, hash).
-		Scan(&id, &creator, &org, &exists, &scope.orgs, &scope.readOnly)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && creator == nil) {
+	lc, err := s.db.LeaseCreatorOf(r.Context(), hash)
+	if errors.Is(err, storage.ErrNotFound) || (err == nil && lc.Creator == "") {
 		return nil
 	}
 	switch {
 	case err != nil:
 		return err
-	case !exists:
-		return errorf(http.StatusForbidden, "Forbidden: token %q, which created update %s, was revoked; the update's lease is not renewed: run it again with a valid token", *creator, id)
-	case !scope.reaches(org) || scope.readOnly:
-		return errorf(http.StatusForbidden, "Forbidden: token %q, which created update %s, may no longer write to organization %q; the update's lease is not renewed: run it again with a token that may", *creator, id, org)
+	case lc.Token == nil:
+		return errorf(http.StatusForbidden, "Forbidden: token %q, which created update %s, was revoked; the update's lease is not renewed: run it again with a valid token", lc.Creator, lc.Update)
+	case !(tokenScope{orgs: lc.Token.Orgs}).reaches(lc.Org) || lc.Token.ReadOnly:
+		return errorf(http.StatusForbidden, "Forbidden: token %q, which created update %s, may no longer write to organization %q; the update's lease is not renewed: run it again with a token that may", lc.Creator, lc.Update, lc.Org)
 	}
 	return nil
 }
@@ -240,45 +222,18 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 // internal maps an unexpected error: transient PostgreSQL conflicts to 503 (the client retries), the
 // rest to 500, logged.
 func (s *Server) internal(r *http.Request, err error) *apiError {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && (pe.Code == codeSerializationFailure || pe.Code == codeDeadlockDetected) {
+	if storage.Conflict(err) {
 		return &apiError{code: http.StatusServiceUnavailable, msg: "Service Unavailable: conflicting concurrent request; retry"}
 	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		return &apiError{code: 499, msg: "request cancelled"}
 	}
-	if databaseUnavailable(err) {
+	if storage.Unavailable(err) {
 		s.log.WarnContext(r.Context(), "database unavailable", "method", r.Method, "path", r.URL.Path, "error", err)
 		return &apiError{code: http.StatusServiceUnavailable, msg: "Service Unavailable: the database does not answer; retry"}
 	}
 	s.log.ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 	return &apiError{code: http.StatusInternalServerError, msg: "Internal Server Error"}
-}
-
-// databaseUnavailable tells whether err means PostgreSQL could not be reached or dropped the connection
-// (restarting, shutting down, refusing connections), as opposed to a failed statement: the request can be
-// retried once it is back. Retries are safe: every execution call is idempotent by its sequence number
-// or by the update's status.
-func databaseUnavailable(err error) bool {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch {
-		case strings.HasPrefix(pe.Code, "08"), // connection exception
-			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", // admin/crash shutdown, cannot connect now
-			pe.Code == "53300": // too many connections
-			return true
-		}
-		return false
-	}
-	var ce *pgconn.ConnectError
-	var ne net.Error
-	switch {
-	case errors.As(err, &ce), errors.As(err, &ne), pgconn.SafeToRetry(err),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNREFUSED),
-		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return true
-	}
-	return strings.Contains(err.Error(), "conn closed") || strings.Contains(err.Error(), "closed pool")
 }
 
 // authorization splits the Authorization header into its scheme and credentials.
@@ -355,15 +310,6 @@ func (s *Server) decodeBody(r *http.Request, v any, allowEmpty bool) ([]byte, er
 
 // inTx runs f in a transaction, committed when f returns nil and rolled back otherwise: a 4xx leaves
 // the database unchanged.
-func (s *Server) inTx(ctx context.Context, f func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.pool, f)
-}
-
-// pgCode returns the SQLSTATE of err when it is a server error, or "".
-func pgCode(err error) string {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return pe.Code
-	}
-	return ""
+func (s *Server) inTx(ctx context.Context, f func(tx *storage.Tx) error) error {
+	return s.db.InTx(ctx, f)
 }

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 )
 
 // IdempotencyHeader names the request header that makes a deployment request safe to retry: a request
@@ -20,7 +20,7 @@ const IdempotencyTTL = 24 * time.Hour
 const maxIdempotencyKey = 255
 
 // txFunc is the body of a request's transaction: its result is the handler's answer.
-type txFunc func(ctx context.Context, tx pgx.Tx) (any, error)
+type txFunc func(ctx context.Context, tx *storage.Tx) (any, error)
 
 // once runs f in one transaction and returns its answer. With an Idempotency-Key header it first claims
 // the key in the same transaction (an insert, which waits for a concurrent request with the same key to
@@ -35,7 +35,7 @@ func (s *Server) once(r *http.Request, f txFunc) (any, error) {
 	}
 	var res any
 	if key == "" {
-		err := s.inTx(ctx, func(tx pgx.Tx) error {
+		err := s.inTx(ctx, func(tx *storage.Tx) error {
 			var err error
 			res, err = f(ctx, tx)
 			return err
@@ -44,16 +44,14 @@ func (s *Server) once(r *http.Request, f txFunc) (any, error) {
 	}
 	where := r.Method + " " + r.URL.Path
 	var stored *storedAnswer
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO svc_idempotency (key, path, created_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
-			key, where, s.now())
+	err := s.inTx(ctx, func(tx *storage.Tx) error {
+		a, claimed, err := tx.ClaimKey(ctx, key, where, s.now())
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			stored = &storedAnswer{}
-			return tx.QueryRow(ctx, `SELECT path, status, body FROM svc_idempotency WHERE key = $1`, key).
-				Scan(&stored.path, &stored.status, &stored.body)
+		if !claimed {
+			stored = &storedAnswer{path: a.Path, status: a.Status, body: a.Body}
+			return nil
 		}
 		if res, err = f(ctx, tx); err != nil {
 			return err
@@ -65,8 +63,7 @@ func (s *Server) once(r *http.Request, f txFunc) (any, error) {
 			}
 			status = http.StatusOK
 		}
-		_, err = tx.Exec(ctx, `UPDATE svc_idempotency SET status = $2, body = $3 WHERE key = $1`, key, status, body)
-		return err
+		return tx.StoreAnswer(ctx, key, status, body)
 	})
 	if err != nil {
 		return nil, err

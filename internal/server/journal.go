@@ -8,9 +8,8 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/cdkx-dev/cdkx/internal/server/journal"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
@@ -53,13 +52,6 @@ type incomingEntry struct {
 	data []byte
 }
 
-// beginJournal records that the update journals onto the stack's version base; start calls it when
-// the request asked for journaling.
-func beginJournal(ctx context.Context, tx pgx.Tx, updateID string, base int64) error {
-	_, err := tx.Exec(ctx, `INSERT INTO svc_journals (update_id, base_version) VALUES ($1, $2)`, updateID, base)
-	return err
-}
-
 func (s *Server) journalEntries(req *http.Request, c *call) (any, error) {
 	var body stateapi.JournalEntries
 	if _, err := s.decodeBody(req, &body, false); err != nil {
@@ -74,14 +66,14 @@ func (s *Server) journalEntries(req *http.Request, c *call) (any, error) {
 	var text []byte
 	var updateID string
 	var r *journal.Replayer
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, func(tx *storage.Tx) error {
 		u, err := s.lockRunning(ctx, tx, req, c)
 		if err != nil {
 			return err
 		}
-		var base int64
-		err = tx.QueryRow(ctx, `SELECT base_version, replayed FROM svc_journals WHERE update_id = $1`, u.id).Scan(&base, &replayed)
-		if errors.Is(err, pgx.ErrNoRows) {
+		base, done, err := tx.Journal(ctx, u.id)
+		replayed = done
+		if errors.Is(err, storage.ErrNotFound) {
 			return errorf(http.StatusConflict, "Conflict: update %s did not ask for journaling when it started (journalVersion); send checkpoints", u.id)
 		}
 		if err != nil {
@@ -108,7 +100,7 @@ func (s *Server) journalEntries(req *http.Request, c *call) (any, error) {
 			}
 			from = 0
 		}
-		fresh, err := loadPrefix(ctx, tx, u.id, from)
+		fresh, err := tx.Prefix(ctx, u.id, from)
 		if err != nil {
 			return err
 		}
@@ -127,8 +119,7 @@ func (s *Server) journalEntries(req *http.Request, c *call) (any, error) {
 		}
 		stackID, text, updateID = u.stackID, next, u.id
 		replayed = from + int64(len(fresh))
-		_, err = tx.Exec(ctx, `UPDATE svc_journals SET replayed = $2 WHERE update_id = $1`, u.id, replayed)
-		return err
+		return tx.SetReplayed(ctx, u.id, replayed)
 	})
 	if err == nil && version > 0 {
 		s.texts.put(stackID, version, text, nil)
@@ -180,29 +171,17 @@ func checkEntries(raws []json.RawMessage) ([]incomingEntry, error) {
 
 // storeEntries stores the entries the update does not hold yet and returns their sequence IDs; an
 // entry it holds with other content is a 409.
-func storeEntries(ctx context.Context, tx pgx.Tx, updateID string, entries []incomingEntry) ([]int64, error) {
+func storeEntries(ctx context.Context, tx *storage.Tx, updateID string, entries []incomingEntry) ([]int64, error) {
 	seqs := make([]int64, len(entries))
 	for i, e := range entries {
 		seqs[i] = e.seq
 	}
-	rows, err := tx.Query(ctx, `SELECT sequence_id, data FROM svc_journal_entries WHERE update_id = $1 AND sequence_id = ANY($2)`, updateID, seqs)
+	stored, err := tx.Entries(ctx, updateID, seqs)
 	if err != nil {
 		return nil, err
 	}
-	stored := map[int64][]byte{}
-	for rows.Next() {
-		var seq int64
-		var data []byte
-		if err := rows.Scan(&seq, &data); err != nil {
-			return nil, err
-		}
-		stored[seq] = data
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
 	var added []int64
-	var copyRows [][]any
+	var fresh []storage.Entry
 	for _, e := range entries {
 		if data, ok := stored[e.seq]; ok {
 			if !journal.SameJSON(data, e.data) {
@@ -211,34 +190,10 @@ func storeEntries(ctx context.Context, tx pgx.Tx, updateID string, entries []inc
 			continue
 		}
 		added = append(added, e.seq)
-		copyRows = append(copyRows, []any{updateID, e.seq, e.data})
+		fresh = append(fresh, storage.Entry{Seq: e.seq, Data: e.data})
 	}
-	if len(copyRows) == 0 {
+	if len(fresh) == 0 {
 		return nil, nil
 	}
-	_, err = tx.CopyFrom(ctx, pgx.Identifier{"svc_journal_entries"}, []string{"update_id", "sequence_id", "data"}, pgx.CopyFromRows(copyRows))
-	return added, err
-}
-
-// loadPrefix returns the update's entries after sequence ID from, up to the first gap.
-func loadPrefix(ctx context.Context, tx pgx.Tx, updateID string, from int64) ([]json.RawMessage, error) {
-	rows, err := tx.Query(ctx, `SELECT sequence_id, data FROM svc_journal_entries WHERE update_id = $1 AND sequence_id > $2 ORDER BY sequence_id`, updateID, from)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var prefix []json.RawMessage
-	for rows.Next() {
-		var seq int64
-		var data []byte
-		if err := rows.Scan(&seq, &data); err != nil {
-			return nil, err
-		}
-		if seq != from+int64(len(prefix))+1 {
-			break
-		}
-		prefix = append(prefix, data)
-	}
-	rows.Close()
-	return prefix, rows.Err()
+	return added, tx.InsertEntries(ctx, updateID, fresh)
 }

@@ -57,7 +57,7 @@ type journalSnapshot struct {
 func (e *env) journalSnapshot(stack string) journalSnapshot {
 	e.t.Helper()
 	s := journalSnapshot{Stack: e.snapshot(stack)}
-	err := e.srv.pool.QueryRow(context.Background(), `SELECT
+	err := e.srv.db.Pool().QueryRow(context.Background(), `SELECT
  (SELECT count(*) FROM svc_journal_entries j JOIN svc_updates u ON u.id = j.update_id JOIN svc_stacks s ON s.id = u.stack_id WHERE s.name = $1),
  (SELECT coalesce(sum(j.replayed), 0) FROM svc_journals j JOIN svc_updates u ON u.id = j.update_id JOIN svc_stacks s ON s.id = u.stack_id WHERE s.name = $1)`,
 		stack).Scan(&s.Entries, &s.Replayed)
@@ -245,7 +245,7 @@ func TestJournalReplay(t *testing.T) {
 			got := e.must(200, "GET", export, e.token, nil)
 			checkGolden(t, "journal_"+tt.name+".golden.json", got)
 			var count int
-			if err := e.srv.pool.QueryRow(context.Background(), `SELECT resource_count FROM svc_stacks WHERE name = $1`, tt.name).Scan(&count); err != nil {
+			if err := e.srv.db.Pool().QueryRow(context.Background(), `SELECT resource_count FROM svc_stacks WHERE name = $1`, tt.name).Scan(&count); err != nil {
 				t.Fatal(err)
 			}
 			if want := len(summarize(t, got).Resources); count != want {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"io/fs"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
@@ -55,7 +55,7 @@ SELECT $1, id, $3, 'snap', $4 FROM svc_stacks WHERE name = $2`, o.id, o.stack, d
 		status state.DeploymentStatus
 		seq    int64
 	}{"done": {state.StatusCompleted, 1}, "old-run": {state.StatusAborted, 2}, "new-run": {state.StatusRunning, 3}, "prod-run": {state.StatusRunning, 4}}
-	rows, err := e.srv.pool.Query(ctx, `SELECT id, status, seq, record FROM svc_deployments`)
+	rows, err := e.srv.db.Pool().Query(ctx, `SELECT id, status, seq, record FROM svc_deployments`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ SELECT $1, id, $3, 'snap', $4 FROM svc_stacks WHERE name = $2`, o.id, o.stack, d
 	if err := rows.Err(); err != nil || n != len(want) {
 		t.Fatalf("read %d deployments (%v), want %d", n, err, len(want))
 	}
-	if _, err := e.srv.pool.Exec(ctx, `UPDATE svc_deployments SET status = 'RUNNING' WHERE id = 'old-run'`); pgCode(err) != codeUniqueViolation {
+	if _, err := e.srv.db.Pool().Exec(ctx, `UPDATE svc_deployments SET status = 'RUNNING' WHERE id = 'old-run'`); !storage.UniqueViolation(err) {
 		t.Errorf("a second RUNNING deployment of dev = %v, want a unique violation", err)
 	}
 	// The next deployment gets the next seq; the stale RUNNING ones (no heartbeat for an hour) are
@@ -121,13 +121,9 @@ func migrationProvider(t *testing.T) (string, *pgxpool.Pool, *goose.Provider) {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	sub, err := fs.Sub(migrationFS, "migrations")
-	if err != nil {
-		t.Fatal(err)
-	}
 	db := stdlib.OpenDBFromPool(pool)
 	t.Cleanup(func() { _ = db.Close() })
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithDisableGlobalRegistry(true), goose.WithTableName(versionTable))
+	p, err := storage.Migrations(db)
 	if err != nil {
 		t.Fatal(err)
 	}

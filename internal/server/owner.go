@@ -6,8 +6,7 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -31,7 +30,7 @@ import (
 // undone, and the stack of an ID's first stored event never moves), so each replica remembers it
 // (ownerCache): after the commit that binds a deployment, the next one asks the database once more and
 // the rest not at all.
-func (s *Server) authorizeRecordWrite(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) error {
+func (s *Server) authorizeRecordWrite(ctx context.Context, tx *storage.Tx, u updateRow, deploymentID string) error {
 	if s.owners.allowed(u, deploymentID) {
 		return nil
 	}
@@ -79,36 +78,31 @@ func (c *ownerCache) remember(deploymentID string, v ownerVerdict) {
 // authorizeRecordWrite applies the rules of Server.authorizeRecordWrite. settled, when not nil, is a
 // verdict that allows the write and that committed rows decided (a binding made earlier, or free events
 // stored earlier): no later request can change it.
-func authorizeRecordWrite(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) (settled *ownerVerdict, err error) {
-	var stackID int64
-	var status state.DeploymentStatus
-	var owner, claimer, creator *string
-	err = tx.QueryRow(ctx, `SELECT d.stack_id, d.status, d.update_id, d.claimed_by, u.created_by
-FROM svc_deployments d LEFT JOIN svc_updates u ON u.id = $2 WHERE d.id = $1`, deploymentID, u.id).Scan(&stackID, &status, &owner, &claimer, &creator)
-	if errors.Is(err, pgx.ErrNoRows) {
+func authorizeRecordWrite(ctx context.Context, tx *storage.Tx, u updateRow, deploymentID string) (settled *ownerVerdict, err error) {
+	w, err := tx.WriterOf(ctx, deploymentID, u.id)
+	if errors.Is(err, storage.ErrNotFound) {
 		return authorizeFreeEvents(ctx, tx, u, deploymentID)
 	}
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case stackID != u.stackID:
+	case w.StackID != u.stackID:
 		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s is a deployment of another stack; update %s may write only the deployments of its own stack", deploymentID, u.id)
-	case owner != nil && *owner == u.id:
+	case w.Update == u.id:
 		return &ownerVerdict{update: u.id}, nil
-	case owner != nil:
-		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s is written by update %s; update %s may not write its records or events (each run writes only the deployments it claimed)", deploymentID, *owner, u.id)
-	case status != state.StatusRunning:
-		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s is %s, not RUNNING; a commit writes the events of a deployment its run claimed (POST …/deployments/claim) and has not finished", deploymentID, status)
-	case claimer != nil && creator != nil && *claimer != *creator:
-		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s was claimed by token %q, and update %s was created by token %q; a run writes its deployments with the token that claimed them", deploymentID, *claimer, u.id, *creator)
+	case w.Update != "":
+		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s is written by update %s; update %s may not write its records or events (each run writes only the deployments it claimed)", deploymentID, w.Update, u.id)
+	case w.Status != state.StatusRunning:
+		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s is %s, not RUNNING; a commit writes the events of a deployment its run claimed (POST …/deployments/claim) and has not finished", deploymentID, w.Status)
+	case w.ClaimedBy != "" && w.Creator != "" && w.ClaimedBy != w.Creator:
+		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s was claimed by token %q, and update %s was created by token %q; a run writes its deployments with the token that claimed them", deploymentID, w.ClaimedBy, u.id, w.Creator)
 	}
-	tag, err := tx.Exec(ctx, `UPDATE svc_deployments SET update_id = $2 WHERE id = $1 AND stack_id = $3 AND update_id IS NULL AND status = 'RUNNING'`,
-		deploymentID, u.id, u.stackID)
+	bound, err := tx.Bind(ctx, deploymentID, u.id, u.stackID)
 	if err != nil {
 		return nil, err
 	}
-	if tag.RowsAffected() == 0 {
+	if !bound {
 		return nil, errorf(http.StatusForbidden, "Forbidden: deployment %s changed while update %s bound it (finished, aborted or bound by another update); read it again", deploymentID, u.id)
 	}
 	return nil, nil // bound now, but only once this transaction commits
@@ -116,10 +110,9 @@ FROM svc_deployments d LEFT JOIN svc_updates u ON u.id = $2 WHERE d.id = $1`, de
 
 // authorizeFreeEvents checks a commit's events under an ID the queue does not know (see
 // authorizeRecordWrite): the first stored event of that ID, if any, must be of u's stack.
-func authorizeFreeEvents(ctx context.Context, tx pgx.Tx, u updateRow, deploymentID string) (*ownerVerdict, error) {
-	var stackID int64
-	err := tx.QueryRow(ctx, `SELECT stack_id FROM svc_deployment_events WHERE deployment_id = $1 ORDER BY seq LIMIT 1`, deploymentID).Scan(&stackID)
-	if errors.Is(err, pgx.ErrNoRows) {
+func authorizeFreeEvents(ctx context.Context, tx *storage.Tx, u updateRow, deploymentID string) (*ownerVerdict, error) {
+	stackID, err := tx.EventsStack(ctx, deploymentID)
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

@@ -431,18 +431,18 @@ func TestReplicasCollect(t *testing.T) {
 	}
 
 	// While another session holds the collectors' advisory lock, neither replica collects.
-	conn, err := c.srv[0].pool.Acquire(context.Background())
+	conn, err := c.srv[0].db.Pool().Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_lock($1)`, gcLockKey); err != nil {
+	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_lock($1)`, int64(0x63646b7873766763)); err != nil { // the collectors' lock (storage)
 		t.Fatal(err)
 	}
 	runBoth(20*time.Millisecond, 300*time.Millisecond)
 	if got := c.stackState(0, "dev").Statuses; got != "running" || c.collected.Load() != 0 {
 		t.Errorf("with the lock held elsewhere: status %q, %d collected; want running, 0", got, c.collected.Load())
 	}
-	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, gcLockKey); err != nil {
+	if _, err := conn.Exec(context.Background(), `SELECT pg_advisory_unlock($1)`, int64(0x63646b7873766763)); err != nil { // the collectors' lock (storage)
 		t.Fatal(err)
 	}
 	conn.Release()

@@ -9,8 +9,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
@@ -85,10 +84,8 @@ func (s *Server) secretsFor(r *http.Request) error {
 	if s.secrets == nil {
 		return errNoSecretsKey
 	}
-	var one int
-	err := s.pool.QueryRow(r.Context(), `SELECT 1 FROM svc_stacks WHERE org = $1 AND project = $2 AND name = $3`,
-		r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")).Scan(&one)
-	if errors.Is(err, pgx.ErrNoRows) {
+	_, err := s.db.LookupStack(r.Context(), stackPath(r), false)
+	if errors.Is(err, storage.ErrNotFound) {
 		return errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found", r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"))
 	}
 	return err

@@ -5,19 +5,23 @@
 // the Pulumi CLI (`pulumi login http://host:port`) can both keep their stacks' state in it. Every
 // request is one PostgreSQL transaction; the handler keeps no state between requests, so several
 // replicas may serve one database behind a load balancer.
+//
+// Its inner walls: this package routes, authenticates (tenancy from the token), decodes requests, decides
+// and encodes answers; package storage holds all the SQL, as functions of plain values scoped by
+// organization and project; the pure parts sit beside it and are tested without a database: package
+// journal replays the Pulumi engine's journal entries, package integrity checks and edits the stored
+// deployment texts, and the deployment queue decides by pkg/state's rules, the ones every backend applies.
 package server
 
 import (
 	"context"
 	"crypto/cipher"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 )
 
 // Defaults of Options.
@@ -32,7 +36,7 @@ const (
 	// pool_max_conns (pgx's own default is the number of CPUs, at least 4). With 50 concurrent updates
 	// pacing their checkpoints (bench/server -think 200ms, 2 cores), 10 connections keep a checkpoint's
 	// p99 at 12–15 ms where 4 let it queue to 25 ms.
-	DefaultPoolConns = 10
+	DefaultPoolConns = storage.PoolConns
 	// DefaultOrganization is the organization GET /api/user/organizations/default names.
 	DefaultOrganization = "organization"
 )
@@ -74,7 +78,8 @@ type Options struct {
 
 // Server is the state service on one PostgreSQL database. It is safe for concurrent use.
 type Server struct {
-	pool    *pgxpool.Pool
+	// db holds all the SQL (package storage).
+	db      *storage.Store
 	now     func() time.Time
 	log     *slog.Logger
 	lease   time.Duration
@@ -103,36 +108,11 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if url == "" {
-		return nil, errors.New("open service database: empty PostgreSQL URL; pass one such as postgres://user@host:5432/cdkx")
-	}
-	cfg, err := pgxpool.ParseConfig(url)
+	db, err := storage.Open(ctx, url)
 	if err != nil {
-		return nil, errors.New("open service database: the PostgreSQL URL is not valid; write it as postgres://user:password@host:5432/database")
+		return nil, err
 	}
-	if !strings.Contains(url, "pool_max_conns") {
-		cfg.MaxConns = max(cfg.MaxConns, DefaultPoolConns)
-	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
-	}
-	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
-		cfg.ConnConfig.RuntimeParams["application_name"] = "cdkx-server"
-	}
-	where := fmt.Sprintf("postgres://%s@%s:%d/%s", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("open service database %s: %w", where, err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open service database %s: check that PostgreSQL runs and the URL is right: %w", where, err)
-	}
-	if err := migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("open service database %s: %w", where, err)
-	}
-	s := &Server{pool: pool, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization, grace: opts.LeaseGrace,
+	s := &Server{db: db, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization, grace: opts.LeaseGrace,
 		secondPerson: opts.RequireSecondPerson, secrets: aead}
 	if s.now == nil {
 		s.now = time.Now
@@ -168,7 +148,7 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 }
 
 // Close closes the connection pool.
-func (s *Server) Close() { s.pool.Close() }
+func (s *Server) Close() { s.db.Close() }
 
 // Handler returns the HTTP handler of the service.
 func (s *Server) Handler() http.Handler {
@@ -248,7 +228,7 @@ func followUp(next http.Handler) http.Handler {
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 	defer cancel()
-	if err := s.pool.Ping(ctx); err != nil {
+	if err := s.db.Ping(ctx); err != nil {
 		writeError(w, &apiError{code: http.StatusServiceUnavailable, msg: "Service Unavailable: the database does not answer"})
 		return
 	}

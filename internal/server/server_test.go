@@ -156,7 +156,7 @@ type snapshot struct {
 func (e *env) snapshot(stack string) snapshot {
 	e.t.Helper()
 	var s snapshot
-	err := e.srv.pool.QueryRow(context.Background(), `SELECT s.version,
+	err := e.srv.db.Pool().QueryRow(context.Background(), `SELECT s.version,
  (SELECT count(*) FROM svc_checkpoints c WHERE c.stack_id = s.id),
  (SELECT count(*) FROM svc_events v JOIN svc_updates u ON u.id = v.update_id WHERE u.stack_id = s.id),
  (SELECT coalesce(string_agg(u.status, ',' ORDER BY u.created_at, u.id), '') FROM svc_updates u WHERE u.stack_id = s.id),

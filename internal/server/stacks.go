@@ -7,11 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
@@ -24,17 +23,17 @@ type stackRef struct {
 
 // lookupStack reads the stack named by the request's path, locking its row when lock is set; 404 when
 // it does not exist.
-func lookupStack(ctx context.Context, tx pgx.Tx, r *http.Request, lock bool) (stackRef, error) {
-	q := `SELECT id, version, resource_count FROM svc_stacks WHERE org = $1 AND project = $2 AND name = $3`
-	if lock {
-		q += ` FOR UPDATE`
+func lookupStack(ctx context.Context, tx *storage.Tx, r *http.Request, lock bool) (stackRef, error) {
+	st, err := tx.LookupStack(ctx, stackPath(r), lock)
+	if errors.Is(err, storage.ErrNotFound) {
+		return stackRef{}, errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found", r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"))
 	}
-	var st stackRef
-	err := tx.QueryRow(ctx, q, r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")).Scan(&st.id, &st.version, &st.resourceCount)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return st, errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found", r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"))
-	}
-	return st, err
+	return stackRef{id: st.ID, version: st.Version, resourceCount: st.ResourceCount}, err
+}
+
+// stackPath is the stack the request's path names.
+func stackPath(r *http.Request) storage.StackPath {
+	return storage.StackPath{Org: r.PathValue("org"), Project: r.PathValue("project"), Stack: r.PathValue("stack")}
 }
 
 // capabilities answers GET /api/capabilities: stateapi.CapabilitiesResponse.
@@ -64,9 +63,8 @@ func (s *Server) createStack(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.pool.Exec(r.Context(), `INSERT INTO svc_stacks (org, project, name, tags, created_at) VALUES ($1, $2, $3, $4, $5)`,
-		org, project, req.StackName, tags, s.now())
-	if pgCode(err) == codeUniqueViolation {
+	err = s.db.CreateStack(r.Context(), storage.StackPath{Org: org, Project: project, Stack: req.StackName}, tags, s.now())
+	if errors.Is(err, storage.ErrExists) {
 		return nil, errorf(http.StatusConflict, "Conflict: stack '%s/%s/%s' already exists", org, project, req.StackName)
 	}
 	if err != nil {
@@ -86,44 +84,29 @@ type (
 // the update already completed), or "" for a stack never updated; currentOperation describes the active
 // one, with the name of the token that created it as author.
 func (s *Server) getStack(r *http.Request, c *call) (any, error) {
-	var info stateapi.Stack
-	var id int64
-	var update, kind, status, author *string
-	var started *time.Time
-	err := s.pool.QueryRow(r.Context(), `SELECT s.id, s.org, s.project, s.name, s.tags, s.version, u.id, u.kind, u.status, u.created_by, u.created_at
-FROM svc_stacks s LEFT JOIN LATERAL (SELECT * FROM svc_updates WHERE stack_id = s.id
-  ORDER BY status IN ('not started', 'requested', 'running') DESC, created_at DESC LIMIT 1) u ON true
-WHERE s.org = $1 AND s.project = $2 AND s.name = $3`, r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")).
-		Scan(&id, &info.OrgName, &info.ProjectName, &info.StackName, &info.Tags, &info.Version, &update, &kind, &status, &author, &started)
-	if errors.Is(err, pgx.ErrNoRows) {
+	st, err := s.db.StackInfoOf(r.Context(), stackPath(r))
+	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found", r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"))
 	}
 	if err != nil {
 		return nil, err
 	}
+	info := stateapi.Stack{OrgName: st.Org, ProjectName: st.Project, StackName: st.Stack, Tags: st.Tags, Version: st.Version}
 	info.ID = info.OrgName + "/" + info.ProjectName + "/" + info.StackName
-	if update != nil {
-		info.ActiveUpdate = *update
-		if isActive(*status) {
-			info.CurrentOperation = &stateapi.OperationStatus{Kind: *kind, Author: cmp.Or(deref(author), "unknown"), Started: started.Unix()}
+	if st.Update != "" {
+		info.ActiveUpdate = st.Update
+		if isActive(st.Status) {
+			info.CurrentOperation = &stateapi.OperationStatus{Kind: st.Kind, Author: cmp.Or(st.Author, "unknown"), Started: st.Created.Unix()}
 		}
 	}
 	return info, nil
-}
-
-// deref returns *p, or "" for nil.
-func deref(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
 }
 
 // deleteStack follows the service: 400 "Bad Request: Stack still contains resources." (the exact message
 // the Pulumi CLI tests) unless ?force=true, 409 while an update is active.
 func (s *Server) deleteStack(r *http.Request, c *call) (any, error) {
 	force := r.URL.Query().Get("force") == "true"
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		st, err := lookupStack(r.Context(), tx, r, true)
 		if err != nil {
 			return err
@@ -134,8 +117,7 @@ func (s *Server) deleteStack(r *http.Request, c *call) (any, error) {
 		if st.resourceCount > 0 && !force {
 			return errorf(http.StatusBadRequest, "Bad Request: Stack still contains resources.")
 		}
-		_, err = tx.Exec(r.Context(), `DELETE FROM svc_stacks WHERE id = $1`, st.id)
-		return err
+		return tx.DeleteStack(r.Context(), st.id)
 	})
 	if err != nil {
 		return nil, err
@@ -146,9 +128,8 @@ func (s *Server) deleteStack(r *http.Request, c *call) (any, error) {
 // projectExists serves HEAD /api/stacks/{org}/{project} (`pulumi new` asks it): 200 when the project has
 // a stack, else 404.
 func (s *Server) projectExists(r *http.Request, c *call) (any, error) {
-	var exists bool
-	if err := s.pool.QueryRow(r.Context(), `SELECT EXISTS (SELECT 1 FROM svc_stacks WHERE org = $1 AND project = $2)`,
-		r.PathValue("org"), r.PathValue("project")).Scan(&exists); err != nil {
+	exists, err := s.db.ProjectExists(r.Context(), r.PathValue("org"), r.PathValue("project"))
+	if err != nil {
 		return nil, err
 	}
 	if !exists {
@@ -171,12 +152,11 @@ func (s *Server) updateTags(r *http.Request, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	tag, err := s.pool.Exec(r.Context(), `UPDATE svc_stacks SET tags = $4 WHERE org = $1 AND project = $2 AND name = $3`,
-		r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"), data)
-	if err != nil {
+	err = s.db.SetTags(r.Context(), stackPath(r), data)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
 		return nil, err
 	}
-	if tag.RowsAffected() == 0 {
+	if err != nil {
 		return nil, errorf(http.StatusNotFound, "Not Found: stack '%s/%s/%s' not found", r.PathValue("org"), r.PathValue("project"), r.PathValue("stack"))
 	}
 	return noContent{}, nil
@@ -204,7 +184,7 @@ func (s *Server) renameStack(r *http.Request, c *call) (any, error) {
 		return nil, nil
 	}
 	now := s.now()
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		st, err := lookupStack(r.Context(), tx, r, true)
 		if err != nil {
 			return err
@@ -212,8 +192,8 @@ func (s *Server) renameStack(r *http.Request, c *call) (any, error) {
 		if err := requireIdle(r.Context(), tx, st.id); err != nil {
 			return err
 		}
-		_, err = tx.Exec(r.Context(), `UPDATE svc_stacks SET project = $2, name = $3 WHERE id = $1`, st.id, newProject, req.NewName)
-		if pgCode(err) == codeUniqueViolation {
+		err = tx.RenameStack(r.Context(), st.id, newProject, req.NewName)
+		if errors.Is(err, storage.ErrExists) {
 			return errorf(http.StatusConflict, "Conflict: stack '%s/%s/%s' already exists", org, newProject, req.NewName)
 		}
 		if err != nil {
@@ -225,9 +205,8 @@ func (s *Server) renameStack(r *http.Request, c *call) (any, error) {
 		// The rename's own update: inserted running, so that the unique index refuses it while another
 		// update is active, and numbered in history by the trigger.
 		id := uuid.NewString()
-		_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, created_at, started_at, created_by) VALUES ($1, $2, 'rename', $3, $4, $4, $5)`,
-			id, st.id, statusRunning, now, c.user)
-		if pgCode(err) == codeUniqueViolation {
+		err = tx.InsertStartedUpdate(r.Context(), storage.NewUpdate{ID: id, StackID: st.id, Kind: "rename", Status: statusRunning, CreatedAt: now, CreatedBy: c.user})
+		if storage.UniqueViolation(err) {
 			return errUpdateInProgress
 		}
 		if err != nil {
@@ -245,8 +224,7 @@ func (s *Server) renameStack(r *http.Request, c *call) (any, error) {
 		if _, err := s.storeCheckpoint(r.Context(), tx, updateRow{id: id, stackID: st.id}, text, nil, nil, count); err != nil {
 			return err
 		}
-		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, completed_at = $3 WHERE id = $1`, id, statusSucceeded, now)
-		return err
+		return tx.CompleteUpdate(r.Context(), id, statusSucceeded, now)
 	})
 	if err != nil {
 		return nil, err
@@ -297,9 +275,9 @@ func renameInState(text []byte, oldProject, oldStack, newProject, newStack strin
 // requireIdle answers errUpdateInProgress (409) when the stack has an active update. The caller holds the
 // stack's row lock (FOR UPDATE), so no update can be created before its transaction ends: the insert's
 // foreign-key check takes a key-share lock on that row and waits.
-func requireIdle(ctx context.Context, tx pgx.Tx, stackID int64) error {
-	var active bool
-	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM svc_updates WHERE stack_id = $1 AND status IN ('not started', 'requested', 'running'))`, stackID).Scan(&active); err != nil {
+func requireIdle(ctx context.Context, tx *storage.Tx, stackID int64) error {
+	active, err := tx.Busy(ctx, stackID)
+	if err != nil {
 		return err
 	}
 	if active {

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // emptyDeployment is the export of a stack never deployed: a valid version-3 deployment without
@@ -16,7 +16,7 @@ const emptyDeployment = `{"version":3,"deployment":{"manifest":{"time":"0001-01-
 
 func (s *Server) export(r *http.Request, c *call) (any, error) {
 	var data []byte
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		st, err := lookupStack(r.Context(), tx, r, false)
 		if err != nil {
 			return err
@@ -36,7 +36,7 @@ func (s *Server) exportVersion(r *http.Request, c *call) (any, error) {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: version %q is not a positive number", r.PathValue("version"))
 	}
 	var data []byte
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		st, err := lookupStack(r.Context(), tx, r, false)
 		if err != nil {
 			return err
@@ -70,15 +70,14 @@ func (s *Server) importStack(r *http.Request, c *call) (any, error) {
 	}
 	id := uuid.NewString()
 	now := s.now()
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		st, err := lookupStack(r.Context(), tx, r, false)
 		if err != nil {
 			return err
 		}
 		// Inserted as running, so that the partial unique index refuses it while another update is active.
-		_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, created_at, started_at, created_by) VALUES ($1, $2, 'import', $3, $4, $4, $5)`,
-			id, st.id, statusRunning, now, c.user)
-		if pgCode(err) == codeUniqueViolation {
+		err = tx.InsertStartedUpdate(r.Context(), storage.NewUpdate{ID: id, StackID: st.id, Kind: kindImport, Status: statusRunning, CreatedAt: now, CreatedBy: c.user})
+		if storage.UniqueViolation(err) {
 			return errorf(http.StatusConflict, "Conflict: Another update is currently in progress.")
 		}
 		if err != nil {
@@ -87,11 +86,10 @@ func (s *Server) importStack(r *http.Request, c *call) (any, error) {
 		if _, err := s.storeCheckpoint(r.Context(), tx, updateRow{id: id, stackID: st.id}, compact.Bytes(), nil, nil, count); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(r.Context(), `UPDATE svc_stacks SET last_update = $2 WHERE id = $1`, st.id, now); err != nil {
+		if err := tx.SetLastUpdate(r.Context(), st.id, now); err != nil {
 			return err
 		}
-		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, completed_at = $3 WHERE id = $1`, id, statusSucceeded, now)
-		return err
+		return tx.CompleteUpdate(r.Context(), id, statusSucceeded, now)
 	})
 	if err != nil {
 		return nil, err

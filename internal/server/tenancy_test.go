@@ -18,7 +18,7 @@ import (
 // refused request must leave it as it was.
 func dumpTables(t *testing.T, e *env) []string {
 	t.Helper()
-	rows, err := e.srv.pool.Query(context.Background(), `SELECT line FROM (
+	rows, err := e.srv.db.Pool().Query(context.Background(), `SELECT line FROM (
   SELECT 'token ' || name || ' ' || orgs::text || ' ' || read_only FROM svc_tokens
   UNION ALL SELECT 'stack ' || org || '/' || project || '/' || name || ' v' || version || ' ' || tags::text || ' ' || coalesce(last_update::text, '-') FROM svc_stacks
   UNION ALL SELECT 'update ' || id || ' ' || kind || ' ' || status || ' ' || coalesce(lease_expires_at::text, '-') || ' ' || coalesce(heartbeat_at::text, '-') FROM svc_updates
@@ -256,7 +256,7 @@ func TestTenancy(t *testing.T) {
 	}
 	// The claimer is recorded.
 	var claimer string
-	if err := e.srv.pool.QueryRow(context.Background(), `SELECT claimed_by FROM svc_deployments WHERE id = 'dep-prod'`).Scan(&claimer); err != nil || claimer != "team-a" {
+	if err := e.srv.db.Pool().QueryRow(context.Background(), `SELECT claimed_by FROM svc_deployments WHERE id = 'dep-prod'`).Scan(&claimer); err != nil || claimer != "team-a" {
 		t.Errorf("claimed_by of dep-prod = %q, %v; want team-a", claimer, err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 )
 
 // ErrTokenNotFound is returned by RevokeToken for a name no token has.
@@ -93,9 +93,8 @@ func (s *Server) CreateToken(ctx context.Context, name string, opts ...TokenOpti
 	}
 	tok := "cdkx-" + hex.EncodeToString(raw[:])
 	sum := sha256.Sum256([]byte(tok))
-	_, err := s.pool.Exec(ctx, `INSERT INTO svc_tokens (name, hash, created_at, orgs, read_only) VALUES ($1, $2, $3, $4, $5)`,
-		name, sum[:], s.now(), scope.orgs, scope.readOnly)
-	if pgCode(err) == codeUniqueViolation {
+	err := s.db.CreateToken(ctx, storage.Token{Name: name, Orgs: scope.orgs, ReadOnly: scope.readOnly, CreatedAt: s.now()}, sum[:])
+	if errors.Is(err, storage.ErrExists) {
 		return "", ErrTokenExists
 	}
 	if err != nil {
@@ -106,14 +105,11 @@ func (s *Server) CreateToken(ctx context.Context, name string, opts ...TokenOpti
 
 // RevokeToken deletes the API token named name.
 func (s *Server) RevokeToken(ctx context.Context, name string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM svc_tokens WHERE name = $1`, name)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
+	err := s.db.DeleteToken(ctx, name)
+	if errors.Is(err, storage.ErrNotFound) {
 		return ErrTokenNotFound
 	}
-	return nil
+	return err
 }
 
 // TokenInfo describes an API token (never the token itself: the server keeps only its SHA-256).
@@ -128,13 +124,13 @@ type TokenInfo struct {
 
 // Tokens lists the API tokens by name.
 func (s *Server) Tokens(ctx context.Context) ([]TokenInfo, error) {
-	rows, err := s.pool.Query(ctx, `SELECT name, orgs, read_only, created_at FROM svc_tokens ORDER BY name`)
+	stored, err := s.db.Tokens(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (TokenInfo, error) {
-		var t TokenInfo
-		err := row.Scan(&t.Name, &t.Orgs, &t.ReadOnly, &t.CreatedAt)
-		return t, err
-	})
+	out := make([]TokenInfo, len(stored))
+	for i, t := range stored {
+		out[i] = TokenInfo{Name: t.Name, Orgs: t.Orgs, ReadOnly: t.ReadOnly, CreatedAt: t.CreatedAt}
+	}
+	return out, nil
 }

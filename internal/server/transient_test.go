@@ -20,7 +20,7 @@ import (
 // handlers return them, to 503 with Retry-After (no database needed).
 func TestTransientErrorMapping(t *testing.T) {
 	s := &Server{log: slog.New(slog.DiscardHandler)}
-	for _, code := range []string{codeSerializationFailure, codeDeadlockDetected} {
+	for _, code := range []string{"40001", "40P01"} { // serialization failure, deadlock
 		h := func(*http.Request, *call) (any, error) {
 			return nil, fmt.Errorf("store checkpoint: %w", &pgconn.PgError{Code: code, Message: "conflict"})
 		}
@@ -58,7 +58,7 @@ func TestDeadlockIs503(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	conn, err := e.srv.pool.Acquire(ctx)
+	conn, err := e.srv.db.Pool().Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestDeadlockIs503(t *testing.T) {
 	// Wait until the handler's transaction waits for the stack's row lock.
 	for {
 		var waiting bool
-		if err := e.srv.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+		if err := e.srv.db.Pool().QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
 WHERE datname = current_database() AND application_name = 'cdkx-server' AND wait_event_type = 'Lock'
   AND query LIKE '%FROM svc_stacks WHERE id = $1 FOR UPDATE%' AND pid <> $1)`, conn.Conn().PgConn().PID()).Scan(&waiting); err != nil {
 			t.Fatal(err)
@@ -126,7 +126,7 @@ WHERE datname = current_database() AND application_name = 'cdkx-server' AND wait
 	// Close the cycle: this waits until the detector aborts the handler's transaction.
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM svc_updates WHERE id = $1 FOR UPDATE`, id); err != nil {
 		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == codeDeadlockDetected {
+		if errors.As(err, &pe) && pe.Code == "40P01" {
 			t.Fatalf("the test's transaction, not the handler's, was chosen as the deadlock victim: %v", err)
 		}
 		t.Fatal(err)

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
@@ -87,32 +87,28 @@ func (s *Server) createUpdate(kind string) handlerFunc {
 		}
 		id := uuid.NewString()
 		now := s.now()
-		err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+		err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 			st, err := lookupStack(r.Context(), tx, r, false)
 			if err != nil {
 				return err
 			}
 			// The takeover locks the stale update's row: a renew_lease racing with it either commits
 			// first (the row no longer matches when re-read) or finds it cancelled (409 for its holder).
-			if _, err := tx.Exec(r.Context(), `UPDATE svc_updates SET status = 'cancelled', completed_at = $2, lease_expires_at = NULL
-WHERE stack_id = $1 AND ((status = 'running' AND lease_expires_at < $2) OR (status IN ('not started', 'requested') AND created_at < $3))`,
-				st.id, now, now.Add(-NotStartedTakeover)); err != nil {
+			if err := tx.TakeOver(r.Context(), st.id, now, now.Add(-NotStartedTakeover)); err != nil {
 				return err
 			}
-			tag, err := tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, request, created_at, created_by) VALUES ($1, $2, $3, $4, $5, $6, $7)
-ON CONFLICT (stack_id) WHERE status IN ('not started', 'requested', 'running') DO NOTHING`,
-				id, st.id, kind, statusNotStarted, body, now, c.user)
+			u := storage.NewUpdate{ID: id, StackID: st.id, Kind: kind, Status: statusNotStarted, Request: body, CreatedAt: now, CreatedBy: c.user}
+			created, err := tx.InsertActiveUpdate(r.Context(), u)
 			switch {
 			case err != nil:
 				return err
-			case tag.RowsAffected() == 1:
+			case created:
 				return nil
 			case !strings.HasPrefix(r.UserAgent(), pulumiCLIAgent):
 				return errUpdateInProgress
 			}
-			_, err = tx.Exec(r.Context(), `INSERT INTO svc_updates (id, stack_id, kind, status, request, created_at, created_by, completed_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $6)`,
-				id, st.id, kind, statusCancelled, body, now, c.user)
-			return err
+			u.Status = statusCancelled
+			return tx.InsertDoneUpdate(r.Context(), u)
 		})
 		if err != nil {
 			return nil, err
@@ -131,35 +127,32 @@ type updateRow struct {
 // lockUpdate reads and locks the update named by the request's path; 404 when it is not an update of
 // that stack. The path's {kind} is not compared with the update's: the Pulumi CLI sends the follow-up
 // calls of every kind to …/update/{id}.
-func lockUpdate(ctx context.Context, tx pgx.Tx, r *http.Request) (updateRow, error) {
-	var u updateRow
-	err := tx.QueryRow(ctx, `SELECT u.id, u.kind, u.status, u.stack_id, u.lease_expires_at FROM svc_updates u
-JOIN svc_stacks s ON s.id = u.stack_id
-WHERE u.id = $1 AND s.org = $2 AND s.project = $3 AND s.name = $4 FOR UPDATE OF u`,
-		r.PathValue("id"), r.PathValue("org"), r.PathValue("project"), r.PathValue("stack")).
-		Scan(&u.id, &u.kind, &u.status, &u.stackID, &u.leaseExpires)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return u, errorf(http.StatusNotFound, "Not Found: update %q not found", r.PathValue("id"))
+func lockUpdate(ctx context.Context, tx *storage.Tx, r *http.Request) (updateRow, error) {
+	u, err := tx.LockUpdate(ctx, storage.StackPath{Org: r.PathValue("org"), Project: r.PathValue("project"), Stack: r.PathValue("stack")}, r.PathValue("id"))
+	if errors.Is(err, storage.ErrNotFound) {
+		return updateRow{}, errorf(http.StatusNotFound, "Not Found: update %q not found", r.PathValue("id"))
 	}
-	return u, err
+	return asUpdateRow(u), err
+}
+
+// asUpdateRow is u as the handlers see it.
+func asUpdateRow(u storage.Update) updateRow {
+	return updateRow{id: u.ID, kind: u.Kind, status: u.Status, stackID: u.StackID, leaseExpires: u.LeaseExpires}
 }
 
 // lockLease finds the update of the request's update token and locks its row: 401 when no update has
 // that token, 403 when it is another update's (or another stack's).
-func lockLease(ctx context.Context, tx pgx.Tx, r *http.Request, c *call) (updateRow, error) {
-	var u updateRow
-	var org, project, stack string
-	err := tx.QueryRow(ctx, `SELECT u.id, u.kind, u.status, u.stack_id, u.lease_expires_at, s.org, s.project, s.name
-FROM svc_updates u JOIN svc_stacks s ON s.id = u.stack_id WHERE u.lease_hash = $1 FOR UPDATE OF u`, c.leaseHash).
-		Scan(&u.id, &u.kind, &u.status, &u.stackID, &u.leaseExpires, &org, &project, &stack)
-	if errors.Is(err, pgx.ErrNoRows) {
+func lockLease(ctx context.Context, tx *storage.Tx, r *http.Request, c *call) (updateRow, error) {
+	stored, p, err := tx.LockLease(ctx, c.leaseHash)
+	u := asUpdateRow(stored)
+	if errors.Is(err, storage.ErrNotFound) {
 		return u, errorf(http.StatusUnauthorized, "Unauthorized: invalid update token")
 	}
 	if err != nil {
 		return u, err
 	}
-	if u.id != r.PathValue("id") || org != r.PathValue("org") ||
-		project != r.PathValue("project") || stack != r.PathValue("stack") {
+	if u.id != r.PathValue("id") || p.Org != r.PathValue("org") ||
+		p.Project != r.PathValue("project") || p.Stack != r.PathValue("stack") {
 		return u, errorf(http.StatusForbidden, "Forbidden: the update token belongs to another update")
 	}
 	return u, nil
@@ -178,7 +171,7 @@ func (s *Server) requireRunning(u updateRow) error {
 
 // lockRunning is lockLease followed by requireRunning: the update of the request's token, locked, running
 // with an unexpired lease.
-func (s *Server) lockRunning(ctx context.Context, tx pgx.Tx, r *http.Request, c *call) (updateRow, error) {
+func (s *Server) lockRunning(ctx context.Context, tx *storage.Tx, r *http.Request, c *call) (updateRow, error) {
 	u, err := lockLease(ctx, tx, r, c)
 	if err != nil {
 		return u, err
@@ -224,7 +217,7 @@ func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
 	now := s.now()
 	exp := now.Add(s.leaseFor(req.LeaseSeconds))
 	var resp stateapi.StartUpdateResponse
-	err = s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err = s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := lockUpdate(r.Context(), tx, r)
 		if err != nil {
 			return err
@@ -232,8 +225,8 @@ func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
 		if u.status == statusCancelled {
 			// Cancelled before it started: by a create of the Pulumi CLI on a busy stack, by a takeover
 			// or by `cancel`; another update holds, or held, the stack.
-			var never bool
-			if err := tx.QueryRow(r.Context(), `SELECT started_at IS NULL FROM svc_updates WHERE id = $1`, u.id).Scan(&never); err != nil {
+			never, err := tx.NeverStarted(r.Context(), u.id)
+			if err != nil {
 				return err
 			}
 			if never {
@@ -243,28 +236,23 @@ func (s *Server) startUpdate(r *http.Request, c *call) (any, error) {
 		if u.status != statusNotStarted {
 			return errorf(http.StatusConflict, "Conflict: update %s is %s; it can be started only once", u.id, u.status)
 		}
-		if _, err := tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, started_at = $3, lease_hash = $4, lease_expires_at = $5 WHERE id = $1`,
-			u.id, statusRunning, now, hash, exp); err != nil {
+		if err := tx.StartUpdate(r.Context(), u.id, statusRunning, now, hash, exp); err != nil {
 			return err
 		}
-		q := `UPDATE svc_stacks SET last_update = $2 WHERE id = $1 RETURNING version`
-		args := []any{u.stackID, now}
+		var tags []byte
 		if req.Tags != nil {
-			tags, err := json.Marshal(req.Tags)
-			if err != nil {
+			if tags, err = json.Marshal(req.Tags); err != nil {
 				return err
 			}
-			q = `UPDATE svc_stacks SET last_update = $2, tags = $3 WHERE id = $1 RETURNING version`
-			args = append(args, tags)
 		}
-		if err := tx.QueryRow(r.Context(), q, args...).Scan(&resp.Version); err != nil {
+		if resp.Version, err = tx.TouchStack(r.Context(), u.stackID, now, tags); err != nil {
 			return err
 		}
 		if req.JournalVersion < 1 {
 			return nil
 		}
 		resp.JournalVersion = journalVersion
-		return beginJournal(r.Context(), tx, u.id, resp.Version)
+		return tx.BeginJournal(r.Context(), u.id, resp.Version)
 	})
 	if err != nil {
 		return nil, err
@@ -279,7 +267,7 @@ type updateResults = stateapi.UpdateResults
 // updateStatus answers GET …/{kind}/{id}: stateapi.UpdateResults.
 func (s *Server) updateStatus(r *http.Request, c *call) (any, error) {
 	var res updateResults
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := lockUpdate(r.Context(), tx, r)
 		res.Status = u.status
 		return err
@@ -296,7 +284,7 @@ func (s *Server) updateStatus(r *http.Request, c *call) (any, error) {
 }
 
 func (s *Server) cancelUpdate(r *http.Request, c *call) (any, error) {
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := lockUpdate(r.Context(), tx, r)
 		if err != nil {
 			return err
@@ -307,9 +295,7 @@ func (s *Server) cancelUpdate(r *http.Request, c *call) (any, error) {
 		case !isActive(u.status):
 			return errorf(http.StatusConflict, "Conflict: update %s already completed (%s)", u.id, u.status)
 		}
-		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, completed_at = $3, lease_expires_at = NULL WHERE id = $1`,
-			u.id, statusCancelled, s.now())
-		return err
+		return tx.EndUpdate(r.Context(), u.id, statusCancelled, s.now())
 	})
 	if err != nil {
 		return nil, err
@@ -331,26 +317,19 @@ func (s *Server) listEvents(r *http.Request, c *call) (any, error) {
 		after = n
 	}
 	resp := stateapi.GetUpdateEventsResponse{Events: []json.RawMessage{}}
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := lockUpdate(r.Context(), tx, r)
 		if err != nil {
 			return err
 		}
-		rows, err := tx.Query(r.Context(), `SELECT seq, data FROM svc_events WHERE update_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-			u.id, after, eventPageSize)
+		events, err := tx.UpdateEvents(r.Context(), u.id, after, eventPageSize)
 		if err != nil {
 			return err
 		}
 		last := after
-		for rows.Next() {
-			var data []byte
-			if err := rows.Scan(&last, &data); err != nil {
-				return err
-			}
-			resp.Events = append(resp.Events, data)
-		}
-		if err := rows.Err(); err != nil {
-			return err
+		for _, e := range events {
+			last = e.Seq
+			resp.Events = append(resp.Events, e.Data)
 		}
 		if isActive(u.status) || len(resp.Events) == eventPageSize {
 			t := strconv.FormatInt(max(last, 0), 10)
@@ -399,19 +378,16 @@ func (s *Server) eventsBatch(r *http.Request, c *call) (any, error) {
 			changes = head.SummaryEvent.ResourceChanges
 		}
 	}
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
 			return err
 		}
-		batch := &pgx.Batch{}
+		events := make([]storage.UpdateEvent, len(req.Events))
 		for i, e := range req.Events {
-			batch.Queue(`INSERT INTO svc_events (update_id, seq, data) VALUES ($1, $2, $3) ON CONFLICT (update_id, seq) DO NOTHING`, u.id, seqs[i], []byte(e))
+			events[i] = storage.UpdateEvent{Seq: seqs[i], Data: e}
 		}
-		if changes != nil {
-			batch.Queue(`UPDATE svc_updates SET resource_changes = $2 WHERE id = $1`, u.id, []byte(changes))
-		}
-		return tx.SendBatch(r.Context(), batch).Close()
+		return tx.InsertUpdateEvents(r.Context(), u.id, events, changes)
 	})
 	return nil, err
 }
@@ -428,13 +404,12 @@ func (s *Server) renewLease(r *http.Request, c *call) (any, error) {
 	}
 	d := min(time.Duration(req.Duration)*time.Second, MaxLease)
 	exp := s.now().Add(d)
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := s.lockRunning(r.Context(), tx, r, c)
 		if err != nil {
 			return err
 		}
-		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET lease_expires_at = $2, heartbeat_at = coalesce($3, heartbeat_at) WHERE id = $1`, u.id, exp, req.HeartbeatAt)
-		return err
+		return tx.RenewLease(r.Context(), u.id, exp, req.HeartbeatAt)
 	})
 	if err != nil {
 		return nil, err
@@ -454,7 +429,7 @@ func (s *Server) complete(r *http.Request, c *call) (any, error) {
 	default:
 		return nil, errorf(http.StatusBadRequest, "Bad Request: status %q: want succeeded, failed or cancelled", req.Status)
 	}
-	err := s.inTx(r.Context(), func(tx pgx.Tx) error {
+	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
 		u, err := lockLease(r.Context(), tx, r, c)
 		if err != nil {
 			return err
@@ -465,9 +440,7 @@ func (s *Server) complete(r *http.Request, c *call) (any, error) {
 		if err := s.requireRunning(u); err != nil {
 			return err
 		}
-		_, err = tx.Exec(r.Context(), `UPDATE svc_updates SET status = $2, completed_at = $3, lease_expires_at = NULL WHERE id = $1`,
-			u.id, req.Status, s.now())
-		return err
+		return tx.EndUpdate(r.Context(), u.id, req.Status, s.now())
 	})
 	return nil, err
 }

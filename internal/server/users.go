@@ -4,10 +4,8 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
-	"github.com/jackc/pgx/v5"
 )
 
 // Names of stateapi types the package's tests decode into.
@@ -36,11 +34,8 @@ func (s *Server) user(r *http.Request, c *call) (any, error) {
 func (s *Server) userOrgs(ctx context.Context, c *call) ([]string, error) {
 	var others []string
 	if c.scope.all() {
-		rows, err := s.pool.Query(ctx, `SELECT DISTINCT org FROM svc_stacks WHERE org <> $1 ORDER BY org`, s.org)
-		if err != nil {
-			return nil, err
-		}
-		if others, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		var err error
+		if others, err = s.db.OtherOrgs(ctx, s.org); err != nil {
 			return nil, err
 		}
 	} else {
@@ -75,29 +70,19 @@ func (s *Server) listStacks(r *http.Request, c *call) (any, error) {
 	if !c.scope.all() {
 		orgs = c.scope.orgs
 	}
-	rows, err := s.pool.Query(r.Context(), `SELECT org, project, name, last_update, resource_count FROM svc_stacks
-WHERE ($1 = '' OR org = $1) AND ($2 = '' OR project = $2) AND ($3::text[] IS NULL OR org = ANY($3))
-ORDER BY org, project, name`,
-		q.Get("organization"), q.Get("project"), orgs)
+	stored, err := s.db.Stacks(r.Context(), q.Get("organization"), q.Get("project"), orgs)
 	if err != nil {
 		return nil, err
 	}
 	stacks := []stateapi.StackSummary{}
-	for rows.Next() {
-		var sum stateapi.StackSummary
-		var last *time.Time
-		var count int64
-		if err := rows.Scan(&sum.OrgName, &sum.ProjectName, &sum.StackName, &last, &count); err != nil {
-			return nil, err
-		}
+	for _, st := range stored {
+		sum := stateapi.StackSummary{OrgName: st.Org, ProjectName: st.Project, StackName: st.Stack}
+		last, count := st.LastUpdate, st.ResourceCount
 		if last != nil {
 			u := last.Unix()
 			sum.LastUpdate, sum.ResourceCount = &u, &count
 		}
 		stacks = append(stacks, sum)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
 	}
 	return stateapi.ListStacksResponse{Stacks: stacks}, nil
 }

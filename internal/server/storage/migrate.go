@@ -1,7 +1,8 @@
-package server
+package storage
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -33,14 +34,9 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, migrateLockKey); err != nil {
 		return fmt.Errorf("wait for the migration lock: %w", err)
 	}
-	sub, err := fs.Sub(migrationFS, "migrations")
-	if err != nil {
-		return err
-	}
 	db := stdlib.OpenDBFromPool(pool)
 	defer func() { _ = db.Close() }()
-	p, err := goose.NewProvider(goose.DialectPostgres, db, sub,
-		goose.WithDisableGlobalRegistry(true), goose.WithTableName(versionTable))
+	p, err := Migrations(db)
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}
@@ -48,4 +44,14 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fmt.Errorf("migrate schema: %w", err)
 	}
 	return nil
+}
+
+// Migrations returns a goose provider of the service's migrations on db (its version table
+// svc_goose_db_version), to migrate step by step; Open applies them all.
+func Migrations(db *sql.DB) (*goose.Provider, error) {
+	sub, err := fs.Sub(migrationFS, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectPostgres, db, sub, goose.WithDisableGlobalRegistry(true), goose.WithTableName(versionTable))
 }

@@ -4,233 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/cdkx-dev/cdkx/internal/server/integrity/integritytest"
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/jackc/pgx/v5"
 )
-
-// pulumiResource is a resource of a Pulumi checkpoint.
-func pulumiResource(i int, extra string) string {
-	return fmt.Sprintf(`{"urn":"urn:pulumi:dev::p::t::r%03d","custom":true,"type":"t","outputs":{"v":"%s"}%s}`, i, strings.Repeat("x", i%7), extra)
-}
-
-// cdkxResource is a line of a cdkx document.
-func cdkxResource(id, extra string) string {
-	return fmt.Sprintf(`{"urn":"urn:pulumi:dev::p::cdkx:Core:Data::%s","custom":true,"type":"cdkx:Core:Data","inputs":{},"outputs":{}%s,"cdkx":{"logicalId":"%s","type":"Cdkx::Core::Data","provider":"core","status":"CREATE_COMPLETE","updatedAt":"2026-01-02T03:04:05Z"}}`, id, extra, id)
-}
-
-func pulumiText(n int) string {
-	res := make([]string, n)
-	for i := range res {
-		res[i] = pulumiResource(i, "")
-	}
-	return `{"version":3,"deployment":{"manifest":{"time":"2026-01-02T03:04:05Z","magic":"","version":""},"resources":[` + strings.Join(res, ",") + `],"pending_operations":[],"metadata":{}}}`
-}
-
-func cdkxText(n int) string {
-	var b strings.Builder
-	b.WriteString(`{"version":3,"deployment":{"manifest":{"time":"0001-01-01T00:00:00Z","magic":"","version":"cdkx"},"cdkx":{"format":1,"stack":"dev","outputs":{},"updatedAt":"2026-01-02T03:04:05Z"},"resources":[`)
-	for i := range n {
-		b.WriteString(separatorOf(i))
-		b.WriteString(cdkxResource(fmt.Sprintf("r%03d", i*2), ""))
-	}
-	b.WriteString("\n]}}")
-	return b.String()
-}
-
-func separatorOf(i int) string {
-	if i == 0 {
-		return "\n"
-	}
-	return ",\n"
-}
-
-// TestIndexDeployment checks the rules on whole texts: what each kind accepts and refuses, and where.
-func TestIndexDeployment(t *testing.T) {
-	tests := []struct {
-		name string
-		kind docKind
-		text string
-		want string // "" when valid, else a part of the error
-	}{
-		{"pulumi", pulumiDoc, pulumiText(3), ""},
-		{"empty deployment", pulumiDoc, emptyDeployment, ""},
-		{"no resources", pulumiDoc, `{"version":3,"deployment":{}}`, ""},
-		{"null resources", pulumiDoc, `{"version":3,"deployment":{"resources":null}}`, ""},
-		{"version after deployment", pulumiDoc, `{"deployment":{"resources":[]},"version":3}`, ""},
-		{"version 4", pulumiDoc, `{"version":4,"features":["x"],"deployment":{"resources":[]}}`, ""},
-		{"version 4 import", importDoc, `{"version":4,"features":["x"],"deployment":{"resources":[]}}`, "version 4 is not supported"},
-		{"a string", pulumiDoc, `"just a string"`, `unexpected '"', want '{'`},
-		{"no closing brace", pulumiDoc, pulumiText(2)[:len(pulumiText(2))-1], "unexpected end of the text"},
-		{"deployment a list", pulumiDoc, `{"version":3,"deployment":[]}`, "the deployment is not a JSON object"},
-		{"no version", pulumiDoc, `{"deployment":{"resources":[]}}`, "no version"},
-		{"version 2", pulumiDoc, `{"version":2,"deployment":{"resources":[]}}`, "version 2 is not supported"},
-		{"no deployment", pulumiDoc, `{"version":3}`, "no deployment object"},
-		{"resources an object", pulumiDoc, `{"version":3,"deployment":{"resources":{}}}`, "resources are not a list"},
-		{"resource a string", pulumiDoc, `{"version":3,"deployment":{"resources":["r"]}}`, "byte 40 (deployment.resources[0]): unexpected '\"', want a resource object"},
-		{"resource without type", pulumiDoc, `{"version":3,"deployment":{"resources":[{"urn":"u"}]}}`, "(deployment.resources[0]): the resource has no type"},
-		{"resource without urn", pulumiDoc, `{"version":3,"deployment":{"resources":[{"type":"t"}]}}`, "the resource has no urn"},
-		{"urn a number", pulumiDoc, `{"version":3,"deployment":{"resources":[{"urn":1,"type":"t"}]}}`, "cannot unmarshal number"},
-		{"duplicate urn", pulumiDoc, `{"version":3,"deployment":{"resources":[{"urn":"u","type":"t"},{"urn":"u","type":"t"}]}}`, "byte 63 (deployment.resources[1]): duplicate resource u"},
-		{"duplicate urn, one deleted", pulumiDoc, `{"version":3,"deployment":{"resources":[{"urn":"u","type":"t","delete":true},{"urn":"u","type":"t"}]}}`, ""},
-		{"duplicate key", pulumiDoc, `{"version":3,"deployment":{"resources":[]},"Version":3}`, `duplicate key "Version"`},
-		{"duplicate resources", pulumiDoc, `{"version":3,"deployment":{"resources":[],"RESOURCES":[{}]}}`, `duplicate key "RESOURCES"`},
-		{"trailing data", pulumiDoc, `{"version":3,"deployment":{}} x`, "data after the deployment"},
-		{"trailing NUL", pulumiDoc, "{\"version\":3,\"deployment\":{}}\x00", "data after the deployment"},
-		{"manifest a string", pulumiDoc, `{"version":3,"deployment":{"manifest":"m","resources":[]}}`, "the manifest is not a JSON object"},
-		{"pending operations an object", pulumiDoc, `{"version":3,"deployment":{"pending_operations":{}}}`, "pending_operations is not a list"},
-		{"bad escape", pulumiDoc, `{"version":3,"deployment":{"manifest":{"a":"\q"}}}`, `invalid escape`},
-		{"cdkx", cdkxDoc, cdkxText(3), ""},
-		{"cdkx empty", cdkxDoc, cdkxText(0), ""},
-		{"cdkx without header", cdkxDoc, `{"version":3,"deployment":{"resources":[]}}`, "needs its cdkx header"},
-		{"cdkx resource without logical ID", cdkxDoc, strings.Replace(pulumiText(1), `"resources"`, `"cdkx":{"format":1},"resources"`, 1), "no cdkx logical ID"},
-		{"cdkx format 2", cdkxDoc, strings.Replace(cdkxText(1), `"format":1`, `"format":2`, 1), "format 2"},
-		{"cdkx without logical ID", cdkxDoc, strings.Replace(cdkxText(1), `"logicalId":"r000"`, `"logicalId":""`, 1), "no cdkx logical ID"},
-		{"cdkx without type", cdkxDoc, strings.Replace(cdkxText(1), `"type":"cdkx:Core:Data"`, `"type":""`, 1), "no type"},
-		{"cdkx out of order", cdkxDoc, strings.Replace(cdkxText(2), `"logicalId":"r002"`, `"logicalId":"a"`, 1), `logical ID "a" follows "r000"`},
-		{"cdkx bad updatedAt", cdkxDoc, strings.Replace(cdkxText(1), `"updatedAt":"2026-01-02T03:04:05Z","cdkx"`, `"updatedAt":"soon","cdkx"`, 1), ""},
-		{"cdkx bad resource updatedAt", cdkxDoc, strings.Replace(cdkxText(1), `"status":"CREATE_COMPLETE","updatedAt":"2026-01-02T03:04:05Z"`, `"status":"CREATE_COMPLETE","updatedAt":5`, 1), "Time.UnmarshalJSON"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := buildIndex([]byte(tt.text), tt.kind)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("buildIndex(%q) = %v, want no error", tt.text, err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Errorf("buildIndex(%q) = %v, want an error with %q", tt.text, err, tt.want)
-			}
-			if err == nil && !json.Valid([]byte(tt.text)) {
-				t.Errorf("buildIndex(%q) accepted invalid JSON", tt.text)
-			}
-		})
-	}
-}
-
-// randomEdit returns random, non-overlapping edits of text, sorted: whole resources replaced, inserted
-// or deleted (valid ones and ones that break a rule), bytes deleted or inserted anywhere.
-func randomEdits(rng *rand.Rand, text string, kind docKind, ix *docIndex) []textEdit {
-	var edits []textEdit
-	pos := 0
-	for range 1 + rng.IntN(3) {
-		if pos >= len(text) {
-			break
-		}
-		st := pos + rng.IntN(min(len(text)-pos, 400))
-		en := st
-		var nt string
-		resource := func() string {
-			if kind == cdkxDoc {
-				id := fmt.Sprintf("r%03d", rng.IntN(40))
-				switch rng.IntN(8) {
-				case 0:
-					return strings.Replace(cdkxResource(id, ""), `"type":"cdkx:Core:Data"`, `"type":""`, 1)
-				case 1:
-					return `"just a string"`
-				}
-				return cdkxResource(id, `,"id":"x"`)
-			}
-			switch rng.IntN(8) {
-			case 0:
-				return `{"urn":"u"}`
-			case 1:
-				return pulumiResource(rng.IntN(40), `,"delete":true`)
-			case 2:
-				return `[]`
-			}
-			return pulumiResource(rng.IntN(40), `,"id":"x"`)
-		}
-		switch op := rng.IntN(10); {
-		case op < 3 && ix != nil && len(ix.elems) > 0: // replace a resource
-			e := ix.elems[rng.IntN(len(ix.elems))]
-			if e.start < pos {
-				continue
-			}
-			st, en, nt = e.start, e.end, resource()
-		case op < 5 && ix != nil && len(ix.elems) > 0: // insert a resource before one
-			e := ix.elems[rng.IntN(len(ix.elems))]
-			if e.start < pos {
-				continue
-			}
-			st, en, nt = e.start, e.start, resource()+",\n"
-		case op < 6 && ix != nil && len(ix.elems) > 1: // delete a resource and its separator
-			i := 1 + rng.IntN(len(ix.elems)-1)
-			if ix.elems[i-1].end < pos {
-				continue
-			}
-			st, en = ix.elems[i-1].end, ix.elems[i].end
-		case op < 8: // delete bytes
-			en = min(len(text), st+1+rng.IntN(3))
-		default: // insert bytes
-			chars := []string{"{", "}", "[", "]", ",", ":", `"`, `\`, "a", "1", " ", "\n", `"urn"`, `,{}`}
-			nt = chars[rng.IntN(len(chars))]
-		}
-		edits = append(edits, textEdit{NewText: nt})
-		edits[len(edits)-1].Span.Start.Offset, edits[len(edits)-1].Span.End.Offset = st, en
-		pos = en + 1
-	}
-	return edits
-}
-
-// TestIndexUpdateMatchesFullParse is a property test: for random sequences of random edits, valid and
-// not, of Pulumi checkpoints and cdkx documents, the incremental check's verdict is the verdict of
-// reading the result whole, and the index it returns is the one reading it whole builds.
-func TestIndexUpdateMatchesFullParse(t *testing.T) {
-	for _, kind := range []docKind{pulumiDoc, cdkxDoc} {
-		t.Run(fmt.Sprint(kind), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(1, uint64(kind)))
-			valid, invalid := 0, 0
-			for seq := range 300 {
-				n := rng.IntN(12)
-				text := pulumiText(n)
-				if kind == cdkxDoc {
-					text = cdkxText(n)
-				}
-				ix, err := buildIndex([]byte(text), kind)
-				if err != nil {
-					t.Fatalf("buildIndex(base) = %v", err)
-				}
-				for step := range 40 {
-					edits := sortEdits(randomEdits(rng, text, kind, ix))
-					next, err := applyDelta([]byte(text), edits)
-					if err != nil {
-						continue
-					}
-					want, wantErr := buildIndex(next, kind)
-					got, gotErr := ix.update(next, edits)
-					if (gotErr == nil) != (wantErr == nil) {
-						t.Fatalf("sequence %d step %d: edits %+v of\n%s\ngive\n%s\nincremental: %v, whole: %v", seq, step, edits, text, next, gotErr, wantErr)
-					}
-					if wantErr == nil && !json.Valid(next) {
-						t.Fatalf("buildIndex accepted invalid JSON:\n%s", next)
-					}
-					if gotErr != nil {
-						invalid++
-						continue
-					}
-					valid++
-					if diff := cmp.Diff(want, got, cmp.AllowUnexported(docIndex{}, docElem{}, docPart{}), cmpopts.EquateEmpty()); diff != "" {
-						t.Fatalf("sequence %d step %d: index after edits %+v (-whole +incremental):\n%s", seq, step, edits, diff)
-					}
-					text, ix = string(next), got
-				}
-			}
-			if valid < 100 || invalid < 100 {
-				t.Errorf("%d valid and %d invalid results; want at least 100 of each", valid, invalid)
-			}
-		})
-	}
-}
 
 // dumpTables returns every row of every svc_ table, as text, in a stable order.
 func (e *env) dumpTables() map[string][]string {
 	e.t.Helper()
 	ctx := context.Background()
-	rows, err := e.srv.pool.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'svc\_%' ORDER BY 1`)
+	rows, err := e.srv.db.Pool().Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE 'svc\_%' ORDER BY 1`)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -240,7 +26,7 @@ func (e *env) dumpTables() map[string][]string {
 	}
 	out := map[string][]string{}
 	for _, table := range tables {
-		rows, err := e.srv.pool.Query(ctx, `SELECT t::text FROM `+pgx.Identifier{table}.Sanitize()+` t ORDER BY 1`)
+		rows, err := e.srv.db.Pool().Query(ctx, `SELECT t::text FROM `+pgx.Identifier{table}.Sanitize()+` t ORDER BY 1`)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -265,7 +51,7 @@ func TestWritesKeepStateValid(t *testing.T) {
 	e.createStack("p")
 	pid, plea := e.startUpdate("p", "update")
 	ppath := "/api/stacks/org/proj/p/update/" + pid
-	pbase := pulumiText(3)
+	pbase := integritytest.PulumiText(3)
 	e.must(200, "PATCH", ppath+"/checkpointverbatim", plea, map[string]any{"version": 3, "untypedDeployment": json.RawMessage(pbase), "sequenceNumber": 1})
 	delta := func(seq int, start, end int, text string) map[string]any {
 		next := pbase[:start] + text + pbase[end:]
@@ -277,7 +63,7 @@ func TestWritesKeepStateValid(t *testing.T) {
 	e.createStack("c")
 	cid, clea := e.startUpdate("c", "update")
 	cpath := "/api/stacks/org/proj/c/update/" + cid + "/commit"
-	cbase := cdkxText(3)
+	cbase := integritytest.CdkxText(3)
 	e.must(200, "PATCH", cpath, clea, map[string]any{"sequenceNumber": 1, "baseVersion": 0, "checkpointHash": hashOf(cbase), "deploymentText": cbase, "deploymentId": "d1"})
 	commit := func(seq int, start, end int, text string) map[string]any {
 		next := cbase[:start] + text + cbase[end:]
@@ -307,7 +93,7 @@ func TestWritesKeepStateValid(t *testing.T) {
 		{"verbatim: duplicate URNs", "PATCH", ppath + "/checkpointverbatim", plea,
 			`{"version":3,"untypedDeployment":{"version":3,"deployment":{"resources":[{"urn":"u","type":"t"},{"urn":"u","type":"t"}]}},"sequenceNumber":2}`, 400},
 		{"delta: closing brace deleted", "PATCH", ppath + "/checkpointdelta", plea, delta(2, len(pbase)-1, len(pbase), ""), 400},
-		{"delta: duplicate URN", "PATCH", ppath + "/checkpointdelta", plea, delta(2, r1, r1, pulumiResource(0, "")+","), 400},
+		{"delta: duplicate URN", "PATCH", ppath + "/checkpointdelta", plea, delta(2, r1, r1, integritytest.PulumiResource(0, "")+","), 400},
 		{"delta: resource without type", "PATCH", ppath + "/checkpointdelta", plea, delta(2, r0, r1-1, `{"urn":"x"}`), 400},
 		{"delta: hash mismatch", "PATCH", ppath + "/checkpointdelta", plea,
 			map[string]any{"version": 1, "checkpointHash": hashOf("x"), "sequenceNumber": 2, "deploymentDelta": editAt(r0, r0, "")}, 400},
@@ -369,8 +155,8 @@ func TestWritesKeepStateValid(t *testing.T) {
 	}
 	e.t = t
 	// Valid writes on the same paths succeed.
-	e.must(200, "PATCH", ppath+"/checkpointdelta", plea, delta(2, r1, r1, pulumiResource(9, "")+","))
-	e.must(200, "PATCH", cpath, clea, commit(2, c1, c1, cdkxResource("r001", "")+",\n"))
+	e.must(200, "PATCH", ppath+"/checkpointdelta", plea, delta(2, r1, r1, integritytest.PulumiResource(9, "")+","))
+	e.must(200, "PATCH", cpath, clea, commit(2, c1, c1, integritytest.CdkxResource("r001", "")+",\n"))
 	e.must(200, "PATCH", jpath+"/journalentries", jlea, batch(entry(1, 0, 1, 1, ""), entry(1, 1, 2, 1, state)))
 	for stack, want := range map[string]int64{"p": 2, "c": 2, "j": 1} {
 		if got := e.snapshot(stack).Version; got != want {
@@ -386,17 +172,17 @@ func TestDeltaCacheMiss(t *testing.T) {
 	e.createStack("p")
 	id, lease := e.startUpdate("p", "update")
 	path := "/api/stacks/org/proj/p/update/" + id
-	text := pulumiText(3)
+	text := integritytest.PulumiText(3)
 	e.must(200, "PATCH", path+"/checkpointverbatim", lease, map[string]any{"version": 3, "untypedDeployment": json.RawMessage(text), "sequenceNumber": 1})
 	for seq := 2; seq < 6; seq++ {
 		e.forgetCaches()
 		at := strings.Index(text, "]")
-		bad := text[:at] + "," + pulumiResource(0, "") + text[at:] // a duplicate URN
+		bad := text[:at] + "," + integritytest.PulumiResource(0, "") + text[at:] // a duplicate URN
 		e.must(400, "PATCH", path+"/checkpointdelta", lease, map[string]any{"version": 1, "checkpointHash": hashOf(bad), "sequenceNumber": seq,
-			"deploymentDelta": editAt(at, at, ","+pulumiResource(0, ""))})
-		next := text[:at] + "," + pulumiResource(seq*10, "") + text[at:]
+			"deploymentDelta": editAt(at, at, ","+integritytest.PulumiResource(0, ""))})
+		next := text[:at] + "," + integritytest.PulumiResource(seq*10, "") + text[at:]
 		e.must(200, "PATCH", path+"/checkpointdelta", lease, map[string]any{"version": 1, "checkpointHash": hashOf(next), "sequenceNumber": seq,
-			"deploymentDelta": editAt(at, at, ","+pulumiResource(seq*10, ""))})
+			"deploymentDelta": editAt(at, at, ","+integritytest.PulumiResource(seq*10, ""))})
 		text = next
 	}
 	if got := string(e.must(200, "GET", "/api/stacks/org/proj/p/export", e.token, nil)); got != text {
@@ -411,7 +197,7 @@ func TestDeltasAcrossReplicas(t *testing.T) {
 	c := newCluster(t)
 	c.must(200, 0, "POST", "/api/stacks/org/proj", c.token, map[string]any{"stackName": "dev"})
 	path, lease := c.begin("dev", 0, 1)
-	text := cdkxText(3)
+	text := integritytest.CdkxText(3)
 	// A string body is sent as it is (a json.RawMessage would be compacted).
 	c.must(200, 0, "PATCH", path+"/checkpointverbatim", lease, `{"version":3,"untypedDeployment":`+text+`,"sequenceNumber":1}`)
 	for seq := 2; seq < 30; seq++ {
@@ -424,7 +210,7 @@ func TestDeltasAcrossReplicas(t *testing.T) {
 			c.must(400, seq, "PATCH", path+"/commit", lease, map[string]any{"sequenceNumber": seq, "baseVersion": seq - 1,
 				"checkpointHash": hashOf(bad), "deploymentDelta": editAt(at, at, dup), "deploymentId": "d1"})
 		}
-		line := ",\n" + cdkxResource(id, "")
+		line := ",\n" + integritytest.CdkxResource(id, "")
 		next := text[:at] + line + text[at:]
 		if seq%2 == 0 {
 			c.must(200, seq, "PATCH", path+"/checkpointdelta", lease, map[string]any{"version": 1, "checkpointHash": hashOf(next), "sequenceNumber": seq,
