@@ -91,7 +91,7 @@ func run(bin, sizes string, runs int) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "deploy %d run %d: %s, %.1f MB peak RSS\n", n, i+1, r.wall.Round(time.Millisecond), float64(r.maxRSS)/1e6)
+			fmt.Fprintf(os.Stderr, "deploy %d run %d: %s, %s CPU, %.1f MB peak RSS\n", n, i+1, r.wall.Round(time.Millisecond), r.cpu.Round(10*time.Millisecond), float64(r.maxRSS)/1e6)
 			walls = append(walls, r.wall)
 			last = r
 			if noOpDiff {
@@ -99,7 +99,7 @@ func run(bin, sizes string, runs int) error {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(os.Stderr, "no-op diff %d run %d: %s, %.1f MB peak RSS\n", n, i+1, d.wall.Round(time.Millisecond), float64(d.maxRSS)/1e6)
+				fmt.Fprintf(os.Stderr, "no-op diff %d run %d: %s, %s CPU, %.1f MB peak RSS\n", n, i+1, d.wall.Round(time.Millisecond), d.cpu.Round(10*time.Millisecond), float64(d.maxRSS)/1e6)
 				diffWalls = append(diffWalls, d.wall)
 				lastDiff = d
 			}
@@ -122,8 +122,9 @@ func run(bin, sizes string, runs int) error {
 
 type scaleResult struct {
 	wall      time.Duration
-	maxRSS    int64 // bytes
-	written   int64 // bytes written by the process (wchar)
+	cpu       time.Duration // user + system CPU time of the process
+	maxRSS    int64         // bytes
+	written   int64         // bytes written by the process (wchar)
 	stateSize int64
 }
 
@@ -169,7 +170,8 @@ func measureBinary(bin, dir, verb string, args ...string) (scaleResult, error) {
 			size += fi.Size()
 		}
 	}
-	return scaleResult{wall: wall, maxRSS: ru.Maxrss * 1024, written: written, stateSize: size}, nil
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return scaleResult{wall: wall, cpu: cpu, maxRSS: ru.Maxrss * 1024, written: written, stateSize: size}, nil
 }
 
 func wchar(pid int) (int64, error) {
