@@ -1,11 +1,12 @@
 package state
 
 import (
-	"encoding/json"
 	"fmt"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
 // UnmarshalResource decodes one stored resource record (the JSON a backend keeps per resource row) into r
@@ -67,14 +68,6 @@ func decodeValue(dec *jsontext.Decoder) (any, error) {
 		}
 		_, err := dec.ReadToken()
 		return l, err
-	case 'n':
-		return nil, nil
-	case 'f':
-		return false, nil
-	case 't':
-		return true, nil
-	case '"':
-		return tok.String(), nil
 	}
-	return json.Number(tok.String()), nil
+	return resource.ScalarValue(tok), nil
 }
