@@ -406,9 +406,10 @@ type assetRewriter struct {
 // errors at the property.
 func rewriteAssets(a *Assembly, src assetSource) diag.Diagnostics {
 	w := &assetRewriter{a: a, idx: newAssetIndex(a), src: src, hashes: map[*Asset]error{}}
+	at := &jsonPath{}
 	for _, s := range a.Stacks {
 		for _, r := range s.Resources {
-			at := &jsonPath{}
+			at.reset("")
 			for k, v := range r.Properties {
 				at.pushKey(k)
 				r.Properties[k] = w.value(s, r, at, v)

@@ -105,3 +105,41 @@ func BenchmarkLoadAssets(b *testing.B) {
 		}
 	}
 }
+
+// chainsTemplate is the bench's template (go run ./bench): chains×10 Cdkx::Core::Data, each reading the
+// previous one's id through a {ref, attr} token.
+func chainsTemplate(chains int) string {
+	var b strings.Builder
+	b.WriteString(`{"resources": {`)
+	for c := range chains {
+		for d := range 10 {
+			id := fmt.Sprintf("Chain%dNode%d%08X", c, d, c*10+d)
+			if c+d > 0 {
+				b.WriteString(",")
+			}
+			prev := ""
+			if d > 0 {
+				prev = fmt.Sprintf(`, "previous": {"ref": "Chain%dNode%d%08X", "attr": "id"}`, c, d-1, c*10+d-1)
+			}
+			fmt.Fprintf(&b, `%q: {"type": "Cdkx::Core::Data", "provider": "cdkx", "properties": {"input": {"chain": %d, "depth": %d, "payload": "value-%s"%s}}, "metadata": {"cdkx:path": "Bench/Chain%d/Node%d"}}`,
+				id, c, d, id, prev, c, d)
+		}
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+// BenchmarkLoadChains loads and validates the bench's template of 10,000 resources in chains of depth 10.
+func BenchmarkLoadChains(b *testing.B) {
+	read := mapReader(map[string]string{"manifest.json": manifest("A"), "A.json": chainsTemplate(1000)})
+	b.ReportAllocs()
+	for b.Loop() {
+		a, ds := load("cdkx.out", read, nil)
+		if a == nil || ds.HasErrors() {
+			b.Fatalf("load() = %v", lines(ds))
+		}
+		if ds := Validate(a, fakeCatalog{}); ds.HasErrors() {
+			b.Fatalf("Validate() = %v", lines(ds))
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
 // object is a decoded JSON object that keeps its keys in document order. Values are nil, bool, string,
@@ -136,21 +137,14 @@ func (d *decoder) value() (any, error) {
 		return d.object()
 	case '[':
 		return d.array()
-	case 'n':
-		return nil, nil
-	case 'f':
-		return false, nil
-	case 't':
-		return true, nil
-	case '"':
-		return tok.String(), nil
 	}
-	n := json.Number(tok.String()) // a number, as written
-	if !numberInRange(n) {
+	v := resource.ScalarValue(tok)
+	n, ok := v.(json.Number) // a number, as written
+	if ok && !numberInRange(n) {
 		_, err := strconv.ParseFloat(string(n), 64)
 		d.found.numbers = append(d.found.numbers, badNumber{path: d.at.String(), text: string(n), large: err != nil})
 	}
-	return n, nil
+	return v, nil
 }
 
 func (d *decoder) object() (*object, error) {

@@ -37,6 +37,12 @@ func (p *jsonPath) pushKey(key string) {
 	p.ends = append(p.ends, n+len(key))
 }
 
+// reset makes p the empty path under prefix, keeping its buffers: one jsonPath walks every resource of a
+// template without growing its segments anew for each (100,000 resources allocated 49 MB that way).
+func (p *jsonPath) reset(prefix string) {
+	p.prefix, p.segs, p.ends = prefix, p.segs[:0], p.ends[:0]
+}
+
 // pushIndex descends into the element at index i of a list.
 func (p *jsonPath) pushIndex(i int) {
 	p.segs = append(p.segs, segment{index: i})

@@ -41,12 +41,15 @@ func link(a *Assembly) diag.Diagnostics {
 // order) and then those of the outputs (in key order), each with its JSON path in the template, rendered
 // only if fn needs it.
 func eachStackToken(s *Stack, fn func(t Token, at *jsonPath)) {
+	at := &jsonPath{}
 	for _, r := range s.Resources {
-		eachToken(r.Path+".properties", r.Properties, fn)
+		at.reset(r.Path + ".properties")
+		walkTokens(r.Properties, at, fn)
 	}
 	for _, key := range slices.Sorted(maps.Keys(s.Outputs)) {
 		o := s.Outputs[key]
-		eachToken(o.Path+".value", o.Value, fn)
+		at.reset(o.Path + ".value")
+		walkTokens(o.Value, at, fn)
 	}
 }
 

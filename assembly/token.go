@@ -90,6 +90,14 @@ func walkTokens(v any, at *jsonPath, fn func(Token, *jsonPath)) {
 	}
 	switch v := v.(type) {
 	case map[string]any:
+		if len(v) == 1 { // most objects of a template; in order without a sorted copy of the keys
+			for k, e := range v {
+				at.pushKey(k)
+				walkTokens(e, at, fn)
+				at.pop()
+			}
+			return
+		}
 		keys := make([]string, 0, len(v))
 		for k := range v {
 			keys = append(keys, k)

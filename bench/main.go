@@ -9,7 +9,10 @@
 // answering every call after 20 ms, at concurrency 100, with the same SQLite state: wall time against the
 // critical-path bound (depth × latency).
 //
-// Usage: go run ./bench [-cdkx PATH] [-sizes 1000,10000] [-runs 3]
+// With -diff, each scale deploy is followed by a no-op `cdkx diff --detailed-exitcode` of the same assembly
+// and state (exit 0 wanted), timed the same way. Each run also prints its own figures to stderr.
+//
+// Usage: go run ./bench [-cdkx PATH] [-sizes 1000,10000] [-runs 3] [-diff]
 package main
 
 import (
@@ -40,14 +43,18 @@ import (
 
 func main() {
 	bin := flag.String("cdkx", "", "cdkx binary (default: build ./cmd/cdkx into a temporary directory)")
-	sizes := flag.String("sizes", "1000,10000", "resource counts for the scale runs")
+	sizes := flag.String("sizes", "1000,10000", "resource counts for the scale runs (empty: only the latency case)")
 	runs := flag.Int("runs", 3, "runs per measurement; the table shows the median wall time")
+	flag.BoolVar(&noOpDiff, "diff", false, "after each scale deploy, time a no-op `cdkx diff` of the same assembly and state")
 	flag.Parse()
 	if err := run(*bin, *sizes, *runs); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
+
+// noOpDiff is -diff: each scale deploy is followed by a no-op `cdkx diff`, timed like the deploy.
+var noOpDiff bool
 
 func run(bin, sizes string, runs int) error {
 	tmp, err := os.MkdirTemp("", "cdkx-bench-")
@@ -64,28 +71,47 @@ func run(bin, sizes string, runs int) error {
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "resources\tchains×depth\twall (median)\tpeak RSS\tbytes written\tbytes/resource\tstate file\t")
+	fmt.Fprintln(tw, "resources\tchains×depth\twall (median)\tpeak RSS\tbytes written\tbytes/resource\tstate file\tno-op diff\tdiff RSS\t")
 	for _, s := range strings.Split(sizes, ",") {
+		if s == "" {
+			continue // -sizes "": the latency case only
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n%10 != 0 {
 			return fmt.Errorf("size %q: want a multiple of 10", s)
 		}
-		var walls []time.Duration
-		var last scaleResult
+		var walls, diffWalls []time.Duration
+		var last, lastDiff scaleResult
 		for i := range runs {
 			dir := filepath.Join(tmp, fmt.Sprintf("scale-%d-%d", n, i))
 			if err := writeAssembly(dir, n/10, 10); err != nil {
 				return err
 			}
-			r, err := deployBinary(bin, dir)
+			r, err := measureBinary(bin, dir, "deploy", "--concurrency", "10")
 			if err != nil {
 				return err
 			}
+			fmt.Fprintf(os.Stderr, "deploy %d run %d: %s, %s CPU, %.1f MB peak RSS\n", n, i+1, r.wall.Round(time.Millisecond), r.cpu.Round(10*time.Millisecond), float64(r.maxRSS)/1e6)
 			walls = append(walls, r.wall)
 			last = r
+			if noOpDiff {
+				d, err := measureBinary(bin, dir, "diff", "--detailed-exitcode")
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(os.Stderr, "no-op diff %d run %d: %s, %s CPU, %.1f MB peak RSS\n", n, i+1, d.wall.Round(time.Millisecond), d.cpu.Round(10*time.Millisecond), float64(d.maxRSS)/1e6)
+				diffWalls = append(diffWalls, d.wall)
+				lastDiff = d
+			}
+			_ = os.RemoveAll(dir)
 		}
-		fmt.Fprintf(tw, "%d\t%d×10\t%s\t%.1f MB\t%.2f MB\t%d\t%.2f MB\t\n", n, n/10, median(walls).Round(time.Millisecond),
-			float64(last.maxRSS)/1e6, float64(last.written)/1e6, last.written/int64(n), float64(last.stateSize)/1e6)
+		diffWall, diffRSS := "-", "-"
+		if noOpDiff {
+			diffWall = median(diffWalls).Round(time.Millisecond).String()
+			diffRSS = fmt.Sprintf("%.1f MB", float64(lastDiff.maxRSS)/1e6)
+		}
+		fmt.Fprintf(tw, "%d\t%d×10\t%s\t%.1f MB\t%.2f MB\t%d\t%.2f MB\t%s\t%s\t\n", n, n/10, median(walls).Round(time.Millisecond),
+			float64(last.maxRSS)/1e6, float64(last.written)/1e6, last.written/int64(n), float64(last.stateSize)/1e6, diffWall, diffRSS)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -96,14 +122,16 @@ func run(bin, sizes string, runs int) error {
 
 type scaleResult struct {
 	wall      time.Duration
-	maxRSS    int64 // bytes
-	written   int64 // bytes written by the process (wchar)
+	cpu       time.Duration // user + system CPU time of the process
+	maxRSS    int64         // bytes
+	written   int64         // bytes written by the process (wchar)
 	stateSize int64
 }
 
-// deployBinary runs `cdkx deploy` in dir and measures it.
-func deployBinary(bin, dir string) (scaleResult, error) {
-	cmd := exec.CommandContext(context.Background(), bin, "deploy", "--app", "cdkx.out", "--state", ".cdkx/state.db", "--concurrency", "10")
+// measureBinary runs `cdkx VERB --app cdkx.out --state .cdkx/state.db ARGS...` in dir and measures it; a
+// diff must exit 0 (no changes, with --detailed-exitcode).
+func measureBinary(bin, dir, verb string, args ...string) (scaleResult, error) {
+	cmd := exec.CommandContext(context.Background(), bin, append([]string{verb, "--app", "cdkx.out", "--state", ".cdkx/state.db"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CI=true", "NO_COLOR=1")
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -133,7 +161,7 @@ func deployBinary(bin, dir string) (scaleResult, error) {
 		return scaleResult{}, fmt.Errorf("wait4: %w", err)
 	}
 	if ws.ExitStatus() != 0 {
-		return scaleResult{}, fmt.Errorf("cdkx deploy exited %d: %s", ws.ExitStatus(), stderr.String())
+		return scaleResult{}, fmt.Errorf("cdkx %s exited %d: %s", verb, ws.ExitStatus(), stderr.String())
 	}
 	size := int64(0)
 	matches, _ := filepath.Glob(filepath.Join(dir, ".cdkx", "state.db*"))
@@ -142,7 +170,8 @@ func deployBinary(bin, dir string) (scaleResult, error) {
 			size += fi.Size()
 		}
 	}
-	return scaleResult{wall: wall, maxRSS: ru.Maxrss * 1024, written: written, stateSize: size}, nil
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return scaleResult{wall: wall, cpu: cpu, maxRSS: ru.Maxrss * 1024, written: written, stateSize: size}, nil
 }
 
 func wchar(pid int) (int64, error) {
@@ -216,6 +245,9 @@ func latency(tmp string, runs int) error {
 		}
 		walls = append(walls, wall)
 		maxInFlight = max(maxInFlight, cloud.MaxInFlight())
+	}
+	for i, w := range walls {
+		fmt.Fprintf(os.Stderr, "latency run %d: %s (%.3f×)\n", i+1, w.Round(time.Millisecond), float64(w)/float64(bound))
 	}
 	m := median(walls)
 	fmt.Fprintf(tw, "%d\t%d×%d\t%s\t%d\t%s\t%s\t%.3f×\t%d\t\n", chains*depth, chains, depth, lat, conc,

@@ -44,7 +44,7 @@ func (b *Backend) GetStack(ctx context.Context, name string) (*state.Stack, erro
 			continue
 		}
 		r := new(state.Resource)
-		if err := sqlschema.DecodeJSON(data, r); err != nil {
+		if err := state.UnmarshalResource(data, r); err != nil {
 			return nil, fmt.Errorf("%s: decode resource %q: %w", op, *id, err)
 		}
 		s.Resources[r.LogicalID] = r

@@ -50,7 +50,7 @@ func (b *Backend) GetStack(ctx context.Context, name string) (*state.Stack, erro
 			return nil, dbError(b.path, op, err)
 		}
 		r := new(state.Resource)
-		if err := sqlschema.DecodeJSON(data, r); err != nil {
+		if err := state.UnmarshalResource(data, r); err != nil {
 			return nil, fmt.Errorf("%s: decode resource %q: %w", op, id, err)
 		}
 		s.Resources[r.LogicalID] = r
