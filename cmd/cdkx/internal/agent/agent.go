@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
@@ -44,10 +43,10 @@ interrupted or aborted.`,
 			if err != nil {
 				return err
 			}
-			return project.WithBackend(cmd.Context(), f, cfg, func(b state.Backend) error {
-				a := operation.Agent{Env: project.Env(f, cfg, b, f.Providers()), Stacks: stacks, Passphrase: cfg.Passphrase,
+			return cli.WithBackend(cmd.Context(), f, cfg, func(b state.Backend) error {
+				a := operation.Agent{Env: cli.Env(f, cfg, b, f.Providers()), Stacks: stacks, Passphrase: cfg.Passphrase,
 					OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
-						project.ShowPlanDiagnostics(f, cfg, p, ds, "the deployment was not run")
+						cli.ShowPlanDiagnostics(f, cfg, p, ds, "the deployment was not run")
 					}}
 				return loop(cmd.Context(), f, cfg, a, once)
 			})
@@ -96,7 +95,7 @@ func loop(ctx context.Context, f *cli.Factory, cfg *cli.Config, a operation.Agen
 			fmt.Fprintln(f.IO.ErrOut)
 		}
 		if res != nil {
-			project.Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start)})
+			cli.Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start)})
 		}
 		var ae *operation.AbortedError
 		if errors.As(err, &ae) {

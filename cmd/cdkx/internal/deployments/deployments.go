@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
@@ -28,13 +27,13 @@ type session struct {
 	b   state.Backend
 }
 
-// with loads the configuration and runs do with the backend open (project.WithBackend).
+// with loads the configuration and runs do with the backend open (cli.WithBackend).
 func with(cmd *cobra.Command, f *cli.Factory, do func(ctx context.Context, s *session) error) error {
 	cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 	if err != nil {
 		return err
 	}
-	return project.WithBackend(cmd.Context(), f, cfg, func(b state.Backend) error {
+	return cli.WithBackend(cmd.Context(), f, cfg, func(b state.Backend) error {
 		return do(cmd.Context(), &session{f: f, cfg: cfg, b: b})
 	})
 }
@@ -386,15 +385,15 @@ func (s *session) run(ctx context.Context, id string, replan bool) error {
 	}
 	reg := s.f.Providers()
 	start := s.f.Now()
-	res, plan, err := operation.RunDeployment{Env: project.Env(s.f, s.cfg, s.b, reg), Deployment: d, Replan: replan,
+	res, plan, err := operation.RunDeployment{Env: cli.Env(s.f, s.cfg, s.b, reg), Deployment: d, Replan: replan,
 		Passphrase: s.cfg.Passphrase, Notify: cli.QueueWaitNotice(s.f.IO, s.cfg),
 		OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
-			project.ShowPlanDiagnostics(s.f, s.cfg, p, ds, "nothing was deployed")
+			cli.ShowPlanDiagnostics(s.f, s.cfg, p, ds, "nothing was deployed")
 		}}.Run(ctx)
 	if err != nil && res == nil {
-		return project.RunError(s.f, s.cfg, err)
+		return cli.RunError(s.f, s.cfg, err)
 	}
-	return project.Finish(s.f, s.cfg, "deploy", res, s.f.Now().Sub(start), project.Outputs(res, plan))
+	return cli.Finish(s.f, s.cfg, "deploy", res, s.f.Now().Sub(start), operation.Outputs(res, plan))
 }
 
 func newCmdCompare(f *cli.Factory) *cobra.Command {
@@ -490,7 +489,7 @@ changes".`,
 				if message == "" {
 					message = "redeploy of " + d.ID
 				}
-				rec, err := operation.Redeploy(ctx, project.Env(s.f, s.cfg, s.b, s.f.Providers()), d, s.cfg.Passphrase, message)
+				rec, err := operation.Redeploy(ctx, cli.Env(s.f, s.cfg, s.b, s.f.Providers()), d, s.cfg.Passphrase, message)
 				if err != nil {
 					return err
 				}

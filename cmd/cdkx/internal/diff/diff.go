@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
@@ -20,7 +19,7 @@ import (
 type Options struct {
 	F      *cli.Factory
 	Config *cli.Config
-	project.PlanFlags
+	cli.PlanFlags
 	DetailedExitCode bool
 	// Refresh reads every resource from its provider first (nothing is written) to show drift.
 	Refresh bool
@@ -81,11 +80,11 @@ the summary, then a collapsible section per stack.`,
 
 func diffRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
-	l, err := project.LoadAssembly(f, cfg, "fix them and run diff again")
+	l, err := cli.LoadAssembly(f, cfg, "fix them and run diff again")
 	if err != nil {
 		return err
 	}
-	stacks, err := project.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
+	stacks, err := operation.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
 	if err != nil {
 		return err
 	}
@@ -104,9 +103,9 @@ func diffRun(ctx context.Context, opts *Options) error {
 	}
 	if opts.Refresh {
 		// Read every resource, write nothing: the plan then shows drift and what corrects it.
-		s := operation.Settle{Env: project.Env(f, cfg, b, l.Registry), Stacks: st, Names: stacks, Full: true, DryRun: true}
+		s := operation.Settle{Env: cli.Env(f, cfg, b, l.Registry), Stacks: st, Names: stacks, Full: true, DryRun: true}
 		if st, err = s.Run(ctx); err != nil {
-			return project.RunError(f, cfg, err)
+			return cli.RunError(f, cfg, err)
 		}
 	} else if n := pendingIn(st, stacks); n > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
@@ -115,17 +114,17 @@ func diffRun(ctx context.Context, opts *Options) error {
 	// would refuse, by reads only.
 	plan, ds, err := operation.CheckedPlan(ctx, l.Assembly, l.Graph, opts.Selection(stacks), st, l.Registry)
 	if err != nil {
-		return project.RunError(f, cfg, err)
+		return cli.RunError(f, cfg, err)
 	}
-	project.ShowPlanDiagnostics(f, cfg, plan, ds, "fix them and run diff again")
+	cli.ShowPlanDiagnostics(f, cfg, plan, ds, "fix them and run diff again")
 	if plan == nil {
 		return &cli.ExitError{Code: cli.ExitErr}
 	}
 	if opts.Record {
-		recorded, _, err := project.Env(f, cfg, b, l.Registry).RecordPlan(ctx, operation.Record{Assembly: l.Assembly,
+		recorded, _, err := cli.Env(f, cfg, b, l.Registry).RecordPlan(ctx, operation.Record{Assembly: l.Assembly,
 			Graph: l.Graph, Files: l.Files, Selection: opts.Selection(stacks), Passphrase: cfg.Passphrase})
 		if err != nil {
-			return project.RunError(f, cfg, err)
+			return cli.RunError(f, cfg, err)
 		}
 		for _, d := range recorded {
 			fmt.Fprintf(f.IO.ErrOut, "Recorded plan deployment %s of stack %s (%s)\n", d.ID, d.Stack, d.Status)
