@@ -2,7 +2,6 @@ package operation
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -15,8 +14,6 @@ type StateImport struct {
 	Env
 	// Stacks are the states to import, in order.
 	Stacks []*state.Stack
-	// Only, when set, imports only the stack of that name (an error when Stacks has none).
-	Only string
 	// OnImported, when set, is told of each stack imported, with its import deployment.
 	OnImported func(*state.Stack, *state.Deployment)
 }
@@ -26,20 +23,8 @@ type StateImport struct {
 // Errors: *state.LockedError when a lock is held past Env.Lock.Timeout, engine.ImportState's, or a lock
 // lost meanwhile.
 func (i StateImport) Run(ctx context.Context) ([]*state.Deployment, error) {
-	stacks := i.Stacks
-	if i.Only != "" {
-		stacks = nil
-		for _, st := range i.Stacks {
-			if st.Name == i.Only {
-				stacks = append(stacks, st)
-			}
-		}
-		if len(stacks) == 0 {
-			return nil, fmt.Errorf("the export has no stack %q", i.Only)
-		}
-	}
 	var out []*state.Deployment
-	for _, st := range stacks {
+	for _, st := range i.Stacks {
 		d, err := i.one(ctx, st)
 		if err != nil {
 			return out, err

@@ -19,7 +19,7 @@ func importedStack(name string) *state.Stack {
 }
 
 // TestStateImport: each stack is imported in its own commit, recorded as an import deployment by the
-// Env's author, with no lock left; Only picks one stack of an export and names a missing one.
+// Env's author, with no lock left.
 func TestStateImport(t *testing.T) {
 	t.Parallel()
 	fx := newFixture(t, 0)
@@ -45,15 +45,6 @@ func TestStateImport(t *testing.T) {
 	}
 	if locks, _ := fx.env.Backend.Locks(ctx); len(locks) != 0 {
 		t.Errorf("locks left = %v", locks)
-	}
-
-	ds, err = operation.StateImport{Env: fx.env, Stacks: []*state.Stack{importedStack("App"), importedStack("Mail")}, Only: "Mail"}.Run(ctx)
-	if err != nil || len(ds) != 1 || ds[0].Stack != "Mail" {
-		t.Errorf("StateImport(Only Mail) = %v, %v", ds, err)
-	}
-	_, err = operation.StateImport{Env: fx.env, Stacks: []*state.Stack{importedStack("App")}, Only: "Nope"}.Run(ctx)
-	if want := `the export has no stack "Nope"`; err == nil || err.Error() != want {
-		t.Errorf("StateImport(Only Nope) = %v, want %q", err, want)
 	}
 }
 

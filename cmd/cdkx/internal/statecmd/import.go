@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -133,28 +133,11 @@ func importRun(ctx context.Context, opts *ImportOptions) (err error) {
 		}
 		stacks = only
 	}
-	b, err := f.OpenBackend(ctx, cfg.State)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := b.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	for _, st := range stacks {
-		release, err := cli.Lock(ctx, f, cfg, b, []string{st.Name}, "state import")
-		if err != nil {
-			return err
-		}
-		d, err := engine.ImportState(ctx, b, st, engine.Options{Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
-		if rerr := release(); rerr != nil && err == nil {
-			err = rerr
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(f.IO.ErrOut, "Imported stack %s: %d resource(s), now at version %d (deployment %s).\n", st.Name, len(st.Resources), d.Version, d.ID)
-	}
-	return nil
+	return cli.WithBackend(ctx, f, cfg, func(b state.Backend) error {
+		_, err := operation.StateImport{Env: cli.Env(f, cfg, b, nil), Stacks: stacks,
+			OnImported: func(st *state.Stack, d *state.Deployment) {
+				fmt.Fprintf(f.IO.ErrOut, "Imported stack %s: %d resource(s), now at version %d (deployment %s).\n", st.Name, len(st.Resources), d.Version, d.ID)
+			}}.Run(ctx)
+		return cli.RunError(f, cfg, err)
+	})
 }
