@@ -235,21 +235,9 @@ func (s *session) each(ctx context.Context, ids []string, change func(id string)
 	return nil
 }
 
-// transition applies t to each of ids (after check, when set, accepts the deployment).
-func (s *session) transition(ctx context.Context, ids []string, t state.Transition, check func(*state.Deployment) error) error {
-	return s.each(ctx, ids, func(id string) (*state.Deployment, error) {
-		if check != nil {
-			d, err := get(ctx, s.b, id)
-			if err != nil {
-				return nil, err
-			}
-			if err := check(d); err != nil {
-				return nil, err
-			}
-		}
-		t.At = s.f.Now().UTC()
-		return s.b.UpdateDeployment(ctx, id, t)
-	})
+// review is the review of deployments by this user, now (operation.Review).
+func (s *session) review() operation.Review {
+	return operation.Review{Backend: s.b, By: cli.CreatedBy(), Now: s.f.Now}
 }
 
 // print shows one deployment after a change: its JSON record with --json, else one line.
@@ -277,10 +265,10 @@ setting), the proposer cannot approve their own proposal.`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(cmd, f, func(ctx context.Context, s *session) error {
-				by := cli.CreatedBy()
 				// The store enforces the second-person rule (state.CheckTransition): cdkx.json's on SQLite and
 				// PostgreSQL, the server's on a state service.
-				err := s.transition(ctx, args, state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: by}, nil)
+				r := s.review()
+				err := s.each(ctx, args, func(id string) (*state.Deployment, error) { return r.Approve(ctx, id) })
 				if err != nil || !run {
 					return err
 				}
@@ -310,12 +298,8 @@ func newCmdReject(f *cli.Factory) *cobra.Command {
 				return fmt.Errorf("--message: %w", err)
 			}
 			return with(cmd, f, func(ctx context.Context, s *session) error {
-				why := "rejected"
-				if message != "" {
-					why = "rejected: " + message
-				}
-				return s.transition(ctx, args, state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusRejected,
-					By: cli.CreatedBy(), Error: why}, nil)
+				r := s.review()
+				return s.each(ctx, args, func(id string) (*state.Deployment, error) { return r.Reject(ctx, id, message) })
 			})
 		},
 	}
@@ -338,15 +322,10 @@ its other deployments are recorded ABORTED, not run.`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(cmd, f, func(ctx context.Context, s *session) error {
-				by := cli.CreatedBy()
+				r := s.review()
 				return s.each(ctx, args, func(id string) (*state.Deployment, error) {
-					d, err := s.b.UpdateDeployment(ctx, id, state.Transition{From: []state.DeploymentStatus{state.StatusPending, state.StatusApproved},
-						To: state.StatusAborted, By: by, Error: "aborted by " + by, At: f.Now().UTC()})
-					var te *state.TransitionError
-					if !errors.As(err, &te) || te.Status != state.StatusRunning {
-						return d, err
-					}
-					if d, err = s.b.RequestAbort(ctx, id, by, f.Now().UTC()); err == nil && !s.cfg.JSON {
+					d, asked, err := r.Abort(ctx, id)
+					if asked && !s.cfg.JSON {
 						fmt.Fprintf(f.IO.ErrOut, "Asked the runner of %s (%s) to stop: it starts no new step and records the deployment ABORTED once its calls in flight finish.\n", id, view.Sanitize(d.Runner))
 					}
 					return d, err
