@@ -33,14 +33,8 @@ func TestNewCmdAgent(t *testing.T) {
 		{args: []string{"--once", "--stack", "App", "--stack", "Zones"}, once: true, stacks: []string{"App", "Zones"}},
 	}
 	for _, tt := range tests {
-		f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: func(string) string { return "" }}
 		var got *Options
-		root := cli.NewRootCmd("test")
-		root.AddCommand(NewCmdAgent(f, func(_ context.Context, o *Options) error { got = o; return nil }))
-		root.SetArgs(append([]string{"agent"}, tt.args...))
-		root.SetOut(&bytes.Buffer{})
-		root.SetErr(&bytes.Buffer{})
-		if err := root.Execute(); err != nil || got == nil {
+		if err := apptest.Execute(NewCmdAgent(apptest.Factory(), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...); err != nil || got == nil {
 			t.Fatalf("agent %q = %v (run: %t)", tt.args, err, got != nil)
 		}
 		if got.Once != tt.once || !cmp.Equal(tt.stacks, got.Stacks, cmpopts.EquateEmpty()) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
@@ -30,14 +31,8 @@ func TestNewCmdCancel(t *testing.T) {
 		{args: nil, wantErr: "accepts 1 arg(s), received 0"},
 	}
 	for _, tt := range tests {
-		f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: func(string) string { return "" }}
 		var got *Options
-		root := cli.NewRootCmd("test")
-		root.AddCommand(NewCmdCancel(f, func(_ context.Context, o *Options) error { got = o; return nil }))
-		root.SetArgs(append([]string{"cancel"}, tt.args...))
-		root.SetOut(&bytes.Buffer{})
-		root.SetErr(&bytes.Buffer{})
-		err := root.Execute()
+		err := apptest.Execute(NewCmdCancel(apptest.Factory(), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || got != nil {
 				t.Errorf("cancel %q = %v (run: %t), want error %q", tt.args, err, got != nil, tt.wantErr)

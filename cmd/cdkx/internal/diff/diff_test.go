@@ -45,14 +45,8 @@ func TestNewCmdDiff(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: func(string) string { return "" }}
 			var o *Options
-			root := cli.NewRootCmd("test")
-			root.AddCommand(NewCmdDiff(f, func(_ context.Context, opts *Options) error { o = opts; return nil }))
-			root.SetArgs(append([]string{"diff"}, tt.args...))
-			root.SetOut(&bytes.Buffer{})
-			root.SetErr(&bytes.Buffer{})
-			err := root.Execute()
+			err := apptest.Execute(NewCmdDiff(apptest.Factory(), func(_ context.Context, opts *Options) error { o = opts; return nil }), tt.args...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || o != nil {
 					t.Fatalf("diff %q = %v (run: %t), want an error naming %q", tt.args, err, o != nil, tt.wantErr)

@@ -12,27 +12,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/spf13/cobra"
 
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
-
-// execute runs cmd with args under a root command and returns its error.
-func execute(cmd *cobra.Command, args ...string) error {
-	root := cli.NewRootCmd("test")
-	root.AddCommand(cmd)
-	root.SetArgs(append([]string{cmd.Name()}, args...))
-	root.SetOut(&bytes.Buffer{})
-	root.SetErr(&bytes.Buffer{})
-	return root.Execute()
-}
-
-func testFactory() *cli.Factory {
-	return &cli.Factory{IO: &cli.IOStreams{}, Getenv: func(string) string { return "" }}
-}
 
 func TestNewCmdImport(t *testing.T) {
 	t.Parallel()
@@ -45,15 +31,15 @@ func TestNewCmdImport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got *ImportOptions
-		cmd := NewCmdImport(testFactory(), func(_ context.Context, o *ImportOptions) error { got = o; return nil })
-		if err := execute(cmd, tt.args...); err != nil || got == nil {
+		cmd := NewCmdImport(apptest.Factory(), func(_ context.Context, o *ImportOptions) error { got = o; return nil })
+		if err := apptest.Execute(cmd, tt.args...); err != nil || got == nil {
 			t.Fatalf("state import %q = %v (run: %t)", tt.args, err, got != nil)
 		}
 		if got.File != tt.file || got.Stack != tt.stack {
 			t.Errorf("state import %q: file %q, stack %q; want %q, %q", tt.args, got.File, got.Stack, tt.file, tt.stack)
 		}
 	}
-	if err := execute(NewCmdImport(testFactory(), nil), "extra"); err == nil {
+	if err := apptest.Execute(NewCmdImport(apptest.Factory(), nil), "extra"); err == nil {
 		t.Error("state import extra: no error for an argument")
 	}
 }
@@ -73,7 +59,7 @@ func TestNewCmdExport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got *ExportOptions
-		err := execute(NewCmdExport(testFactory(), func(_ context.Context, o *ExportOptions) error { got = o; return nil }), tt.args...)
+		err := apptest.Execute(NewCmdExport(apptest.Factory(), func(_ context.Context, o *ExportOptions) error { got = o; return nil }), tt.args...)
 		if tt.wantErr != "" {
 			if err == nil || err.Error() != tt.wantErr || got != nil {
 				t.Errorf("state export %q = %v (run: %t), want %q", tt.args, err, got != nil, tt.wantErr)

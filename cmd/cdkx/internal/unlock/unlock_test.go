@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
 	"github.com/cdkx-dev/cdkx/pkg/state"
@@ -35,14 +36,8 @@ func TestNewCmdUnlock(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: func(string) string { return "" }}
 			var got *Options
-			root := cli.NewRootCmd("test")
-			root.AddCommand(NewCmdUnlock(f, func(_ context.Context, o *Options) error { got = o; return nil }))
-			root.SetArgs(append([]string{"unlock"}, tt.args...))
-			root.SetOut(&bytes.Buffer{})
-			root.SetErr(&bytes.Buffer{})
-			err := root.Execute()
+			err := apptest.Execute(NewCmdUnlock(apptest.Factory(), func(_ context.Context, o *Options) error { got = o; return nil }), tt.args...)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || got != nil {
 					t.Fatalf("unlock %q = %v (run: %t), want error %q", tt.args, err, got != nil, tt.wantErr)
