@@ -97,7 +97,8 @@ func (a Agent) Serve(ctx context.Context, once bool) (Served, error) {
 		if a.OnRan != nil {
 			a.OnRan(d, res, a.now().Sub(start))
 		}
-		if ae := (*AbortedError)(nil); errors.As(err, &ae) {
+		var ae *AbortedError
+		if errors.As(err, &ae) {
 			continue // someone aborted that deployment; the agent goes on
 		}
 		if ctx.Err() != nil {

@@ -3,6 +3,7 @@ package statecmd
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -89,6 +90,7 @@ func TestImportRun(t *testing.T) {
 		file       string // "": stdin
 		stack      string
 		locked     bool
+		json       bool
 		wantStacks []string
 		wantErrOut []string // line prefixes
 		wantErr    string
@@ -98,6 +100,7 @@ func TestImportRun(t *testing.T) {
 			wantErrOut: []string{"Imported stack App: 1 resource(s), now at version 1 (deployment ", "Imported stack Zones: 0 resource(s), now at version 1 (deployment "}},
 		{name: "file, one stack", file: "state.json", stack: "Zones", wantStacks: []string{"Zones"},
 			wantErrOut: []string{"Imported stack Zones: 0 resource(s), now at version 1 (deployment "}},
+		{name: "JSON", stack: "App", json: true, wantStacks: []string{"App"}},
 		{name: "no such stack", stack: "Mail", wantErr: `the export has no stack "Mail"`},
 		{name: "locked", stack: "App", locked: true, wantCode: cli.ExitLocked,
 			wantErr: `stack "App" is locked: deploy by bob@ci (pid 7, lock other) since 2026-11-27T10:00:00Z; wait for it to finish, or pass --lock-timeout 10m to wait`},
@@ -126,10 +129,10 @@ func TestImportRun(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var errOut bytes.Buffer
-			f := &cli.Factory{IO: &cli.IOStreams{In: strings.NewReader(export), Out: &bytes.Buffer{}, ErrOut: &errOut},
+			var out, errOut bytes.Buffer
+			f := &cli.Factory{IO: &cli.IOStreams{In: strings.NewReader(export), Out: &out, ErrOut: &errOut},
 				Now: time.Now, OpenBackend: func(ctx context.Context, location string) (state.Backend, error) { return sqlite.Open(ctx, location) }}
-			err := importRun(t.Context(), &ImportOptions{F: f, Config: &cli.Config{State: path}, File: file, Stack: tt.stack})
+			err := importRun(t.Context(), &ImportOptions{F: f, Config: &cli.Config{State: path, JSON: tt.json}, File: file, Stack: tt.stack})
 			gotErr, code := "", 0
 			if err != nil {
 				gotErr = err.Error()
@@ -147,6 +150,14 @@ func TestImportRun(t *testing.T) {
 			}
 			if len(lines) != len(tt.wantErrOut) {
 				t.Fatalf("stderr = %q, want %d line(s)", errOut.String(), len(tt.wantErrOut))
+			}
+			if tt.json {
+				var d struct{ Stack, Kind, Status string }
+				if err := json.Unmarshal(out.Bytes(), &d); err != nil || d != (struct{ Stack, Kind, Status string }{"App", "import", "COMPLETED"}) {
+					t.Errorf("--json stdout %q (%v), want App's COMPLETED import", out.String(), err)
+				}
+			} else if out.Len() != 0 {
+				t.Errorf("stdout = %q, want nothing", out.String())
 			}
 			for i, prefix := range tt.wantErrOut {
 				if !strings.HasPrefix(lines[i], prefix) {
