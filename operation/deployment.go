@@ -456,42 +456,6 @@ func (e Env) RecordPlan(ctx context.Context, rec Record) ([]*state.Deployment, *
 	return ds, plan, err
 }
 
-// Agent runs the deployments queued for agents (APPROVED ones, and PENDING ones queued with --no-wait)
-// from their snapshots, one at a time, with provider credentials from this process's environment. Several
-// agents share the queues safely: each deployment is claimed by one of them (state.Deployments.ClaimNext).
-type Agent struct {
-	Env
-	// Stacks limits the agent to these stacks (all when empty).
-	Stacks []string
-	// Passphrase opens sealed values (CDKX_SECRETS_PASSPHRASE).
-	Passphrase string
-	OnPlan     func(*planner.Plan, diag.Diagnostics)
-}
-
-// Step claims the next deployment and runs it; first, the RUNNING deployments of its stacks whose runner
-// was a process of this machine that is gone (a killed agent or deploy) are recorded ABORTED at once, as
-// deployments run does, instead of holding their queue until their heartbeat is state.DeadAfter old. It returns the deployment as it ended, the engine's result
-// (nil when the run stopped before the engine) and the run's error; ErrNoDeployment when no queue holds a
-// deployment for an agent.
-func (a Agent) Step(ctx context.Context) (*state.Deployment, *engine.Result, error) {
-	if err := a.abortDeadRunners(ctx, a.Stacks); err != nil {
-		return nil, nil, err
-	}
-	d, err := a.Backend.ClaimNext(ctx, a.Stacks, a.runner(), a.now().UTC())
-	if err != nil {
-		return nil, nil, err
-	}
-	if d == nil {
-		return nil, nil, ErrNoDeployment
-	}
-	res, _, err := RunDeployment{Env: a.Env, Deployment: d, Claimed: true, Passphrase: a.Passphrase, OnPlan: a.OnPlan}.Run(ctx)
-	if got, gerr := a.Backend.GetDeployment(context.WithoutCancel(ctx), d.ID); gerr == nil {
-		got.Snapshot = nil
-		d = got
-	}
-	return d, res, err
-}
-
 // Redeploy records a new PROPOSED deployment with the snapshot of d (a past deployment, with its
 // snapshot), planned against the stack's current state, with message; none (and no error) when that plan
 // changes nothing. The snapshot's sealed values are

@@ -1,4 +1,5 @@
-// Package operation runs each cdkx verb (deploy, destroy, refresh, import, settle) as a library call.
+// Package operation runs each cdkx verb (deploy, destroy, refresh, import, diff, state import, review, agent,
+// unlock, cancel) as a library call.
 //
 // A verb is a value — Deploy{…}.Run(ctx) — given an Env: the state backend, the providers, the view, the
 // clock and ticker, the limits and the lock policy. Commands only bind flags and render; every verb gets

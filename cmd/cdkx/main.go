@@ -70,7 +70,7 @@ func newRoot(f *cli.Factory) *cobra.Command {
 		refresh.NewCmdRefresh(f, nil),
 		deployments.NewCmdDeployments(f),
 		deployments.NewCmdList(f, "history"),
-		agent.NewCmdAgent(f),
+		agent.NewCmdAgent(f, nil),
 		importcmd.NewCmdImport(f, nil),
 		server.NewCmdServer(f, nil),
 		statecmd.NewCmdState(f),

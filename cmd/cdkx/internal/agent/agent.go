@@ -3,28 +3,36 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
-// IdlePoll is how often an idle agent looks for work.
-const IdlePoll = time.Second
+// Options are the inputs of one `cdkx agent`.
+type Options struct {
+	F      *cli.Factory
+	Config *cli.Config
+	// Once exits when no queue holds a deployment for an agent (--once).
+	Once bool
+	// Stacks limits the agent to these stacks' queues (--stack; all when empty).
+	Stacks []string
+	// Poll returns the ticker an idle agent looks for work on, and its stop (nil: every
+	// operation.IdlePoll).
+	Poll func() (<-chan time.Time, func())
+}
 
-// NewCmdAgent returns the agent command.
-func NewCmdAgent(f *cli.Factory) *cobra.Command {
-	var once bool
-	var stacks []string
+// NewCmdAgent returns the agent command; runF replaces agentRun in tests.
+func NewCmdAgent(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
 	cmd := &cobra.Command{
 		Use:   "agent",
 		Short: "Run queued deployments: approved ones, and those queued with deploy --no-wait",
@@ -44,66 +52,51 @@ interrupted or aborted.`,
 			if err != nil {
 				return err
 			}
-			return project.WithBackend(cmd.Context(), f, cfg, func(b state.Backend) error {
-				a := operation.Agent{Env: project.Env(f, cfg, b, f.Providers()), Stacks: stacks, Passphrase: cfg.Passphrase,
-					OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
-						project.ShowPlanDiagnostics(f, cfg, p, ds, "the deployment was not run")
-					}}
-				return loop(cmd.Context(), f, cfg, a, once)
-			})
+			opts.Config = cfg
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return agentRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&once, "once", false, "exit when every queue is empty")
-	cmd.Flags().StringArrayVar(&stacks, "stack", nil, "only these stacks' queues (repeatable)")
+	cmd.Flags().BoolVar(&opts.Once, "once", false, "exit when every queue is empty")
+	cmd.Flags().StringArrayVar(&opts.Stacks, "stack", nil, "only these stacks' queues (repeatable)")
 	return cmd
 }
 
-func loop(ctx context.Context, f *cli.Factory, cfg *cli.Config, a operation.Agent, once bool) error {
-	ran, failed := 0, 0
-	for {
-		start := f.Now()
-		d, res, err := a.Step(ctx)
-		switch {
-		case errors.Is(err, operation.ErrNoDeployment):
-			if once {
+func agentRun(ctx context.Context, opts *Options) error {
+	f, cfg := opts.F, opts.Config
+	return cli.WithBackend(ctx, f, cfg, func(b state.Backend) error {
+		a := operation.Agent{Env: cli.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks, Passphrase: cfg.Passphrase, Poll: opts.Poll,
+			OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
+				cli.ShowPlanDiagnostics(f, cfg, p, ds, "the deployment was not run")
+			},
+			OnRan: func(d *state.Deployment, res *engine.Result, took time.Duration) {
 				if !cfg.JSON {
-					fmt.Fprintf(f.IO.ErrOut, "Agent: no deployment left to run; ran %d, %d did not complete.\n", ran, failed)
+					fmt.Fprintf(f.IO.ErrOut, "Agent: deployment %s of stack %s (created by %s) ended %s in %s", view.Sanitize(d.ID), view.Sanitize(d.Stack),
+						view.Sanitize(d.CreatedBy), d.Status, took.Round(time.Millisecond))
+					if d.Error != "" {
+						fmt.Fprintf(f.IO.ErrOut, ": %s", view.Sanitize(d.Error))
+					}
+					fmt.Fprintln(f.IO.ErrOut)
 				}
-				if failed > 0 {
-					return &cli.ExitError{Code: cli.ExitFailed}
+				if res != nil {
+					cli.Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: "deploy", Result: res, Elapsed: took})
 				}
-				return nil
-			}
-			select {
-			case <-ctx.Done():
-				return &cli.ExitError{Code: cli.ExitInterrupted}
-			case <-time.After(IdlePoll):
-			}
-			continue
-		case d == nil && err != nil:
+			}}
+		served, err := a.Serve(ctx, opts.Once)
+		switch {
+		case ctx.Err() != nil:
+			return &cli.ExitError{Code: cli.ExitInterrupted}
+		case err != nil:
 			return err // the backend failed
 		}
-		ran++
-		if d.Status != state.StatusCompleted {
-			failed++
-		}
 		if !cfg.JSON {
-			fmt.Fprintf(f.IO.ErrOut, "Agent: deployment %s of stack %s (created by %s) ended %s in %s", view.Sanitize(d.ID), view.Sanitize(d.Stack), view.Sanitize(d.CreatedBy), d.Status,
-				f.Now().Sub(start).Round(time.Millisecond))
-			if d.Error != "" {
-				fmt.Fprintf(f.IO.ErrOut, ": %s", view.Sanitize(d.Error))
-			}
-			fmt.Fprintln(f.IO.ErrOut)
+			fmt.Fprintf(f.IO.ErrOut, "Agent: no deployment left to run; ran %d, %d did not complete.\n", served.Ran, served.Failed)
 		}
-		if res != nil {
-			project.Events(f, cfg, nil, nil, nil).Summary(view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start)})
+		if served.Failed > 0 {
+			return &cli.ExitError{Code: cli.ExitFailed}
 		}
-		var ae *operation.AbortedError
-		if errors.As(err, &ae) {
-			continue // someone aborted that deployment; the agent goes on
-		}
-		if ctx.Err() != nil {
-			return &cli.ExitError{Code: cli.ExitInterrupted}
-		}
-	}
+		return nil
+	})
 }

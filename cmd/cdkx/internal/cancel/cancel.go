@@ -3,24 +3,28 @@ package cancel
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
 // Options are the inputs of one `cdkx cancel`.
 type Options struct {
-	F      *cli.Factory
+	IO     *cli.IOStreams
 	Config *cli.Config
-	Stack  string
+	// Open opens the state backend (cli.Factory.OpenBackend).
+	Open  func(ctx context.Context, location string) (state.Backend, error)
+	Stack string
 }
 
 // NewCmdCancel returns the cancel command; runF replaces cancelRun in tests.
 func NewCmdCancel(f *cli.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{F: f}
+	opts := &Options{IO: f.IO, Open: f.OpenBackend}
 	cmd := &cobra.Command{
 		Use:   "cancel STACK",
 		Short: "Cancel the running update of a stack on the state service",
@@ -30,7 +34,9 @@ STACK". What it committed before stays; calls it had in flight are recorded as p
 which the next deploy reconciles.
 
 With local state (a SQLite file or PostgreSQL) there is no service to cancel through: stop the
-running cdkx with Ctrl-C, or remove a dead holder's lock with "cdkx unlock ID --force".`,
+running cdkx with Ctrl-C, or remove a dead holder's lock with "cdkx unlock ID --force".
+
+With --json, the lock that was removed is one JSON object on stdout.`,
 		Example: "  CDKX_STATE=https://cdkx.example.org CDKX_TOKEN=… cdkx cancel App",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,27 +55,18 @@ running cdkx with Ctrl-C, or remove a dead holder's lock with "cdkx unlock ID --
 }
 
 func cancelRun(ctx context.Context, opts *Options) error {
-	b, err := opts.F.OpenBackend(ctx, opts.Config.State)
+	b, err := opts.Open(ctx, opts.Config.State)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = b.Close() }()
-	if !b.Abilities().CancelOthers {
-		return errors.New("cdkx cancel needs a state service (--state https://…); with local state, stop the running cdkx (Ctrl-C), or remove a dead holder's lock with cdkx unlock ID --force")
-	}
-	locks, err := b.Locks(ctx)
+	l, err := operation.Cancel{Backend: b, Stack: opts.Stack}.Run(ctx)
 	if err != nil {
 		return err
 	}
-	for _, l := range locks {
-		if l.Stack != opts.Stack {
-			continue
-		}
-		if err := b.Unlock(ctx, l.Stack, l.ID); err != nil {
-			return err
-		}
-		fmt.Fprintf(opts.F.IO.ErrOut, "Cancelled the update of stack %s: %s\n", l.Stack, l)
-		return nil
+	if opts.Config.JSON {
+		return view.JSONEncoder(opts.IO.Out).Encode(view.LockJSON{LockInfo: l, Cancelled: true})
 	}
-	return fmt.Errorf("stack %s has no running update to cancel", opts.Stack)
+	fmt.Fprintf(opts.IO.ErrOut, "Cancelled the update of stack %s: %s\n", l.Stack, l)
+	return nil
 }

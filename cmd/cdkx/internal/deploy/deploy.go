@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
@@ -21,7 +20,7 @@ import (
 type Options struct {
 	F      *cli.Factory
 	Config *cli.Config
-	project.PlanFlags
+	cli.PlanFlags
 	// Refresh reads every resource from its provider first and plans against what exists (--refresh).
 	Refresh bool
 	// NoRollback keeps the partial progress of a failed deploy (--no-rollback).
@@ -103,11 +102,11 @@ interrupted or aborted.`,
 
 func deployRun(ctx context.Context, opts *Options) (err error) {
 	f, cfg := opts.F, opts.Config
-	l, err := project.LoadAssembly(f, cfg, "nothing was deployed")
+	l, err := cli.LoadAssembly(f, cfg, "nothing was deployed")
 	if err != nil {
 		return err
 	}
-	stacks, err := project.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
+	stacks, err := operation.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
 	if err != nil {
 		return err
 	}
@@ -121,7 +120,7 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 			err = cerr
 		}
 	}()
-	env := project.Env(f, cfg, b, l.Registry)
+	env := cli.Env(f, cfg, b, l.Registry)
 	if opts.Propose || opts.NoWait {
 		status := state.StatusPending
 		if opts.Propose {
@@ -131,14 +130,14 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 			Status: status, Kind: state.KindDeploy, Message: opts.Message, Refresh: opts.Refresh, NoRollback: opts.NoRollback,
 			Passphrase: cfg.Passphrase,
 			OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
-				project.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was recorded")
+				cli.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was recorded")
 			}}
 		if opts.NoWait { // it runs unattended later: approve it now; a proposal is approved by someone else
-			rec.Confirm = project.ApprovePlan(ctx, f, cfg)
+			rec.Confirm = cli.ApprovePlan(ctx, f, cfg)
 		}
 		ds, _, err := rec.Run(ctx)
 		if err != nil {
-			return project.RunError(f, cfg, err)
+			return cli.RunError(f, cfg, err)
 		}
 		return view.Recorded(f.IO.Out, cfg.JSON, ds, unchanged(opts.Selection(stacks).Stacks, ds))
 	}
@@ -146,22 +145,22 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 	d := operation.Deploy{Passphrase: cfg.Passphrase, Env: env, Files: l.Files, Assembly: l.Assembly, Graph: l.Graph,
 		Selection: opts.Selection(stacks), Refresh: opts.Refresh, NoRollback: opts.NoRollback,
 		OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
-			project.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was deployed")
+			cli.ShowPlanDiagnostics(f, cfg, p, ds, "nothing was deployed")
 		},
-		Confirm: project.ApprovePlan(ctx, f, cfg)}
+		Confirm: cli.ApprovePlan(ctx, f, cfg)}
 	res, plan, err := d.Run(ctx)
 	if err != nil && (res == nil || !errors.As(err, new(*operation.AbortedError))) {
-		return project.RunError(f, cfg, err)
+		return cli.RunError(f, cfg, err)
 	}
 	// A deployment aborted while the run went on: its notice was printed; the summary says what ran.
-	outputs := project.Outputs(res, plan)
+	outputs := operation.Outputs(res, plan)
 	var ran []*state.Deployment
 	if res != nil {
 		for _, d := range res.Deployments {
 			ran = append(ran, d)
 		}
 	}
-	err = project.FinishSummary(f, cfg, view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start), Outputs: outputs,
+	err = cli.FinishSummary(f, cfg, view.Summary{Command: "deploy", Result: res, Elapsed: f.Now().Sub(start), Outputs: outputs,
 		Unchanged: unchanged(plan.Stacks, ran)})
 	if !cfg.JSON && err == nil {
 		view.Outputs(f.IO.Out, plan.Stacks, outputs)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/engine/enginetest"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
@@ -34,7 +33,7 @@ func TestNewCmdDeploy(t *testing.T) {
 			Args: []string{"App", "Zones", "-e", "--replace", "App/A", "--replace", "B", "--target", "App/Www", "--exclude", "Mail"},
 			Want: base(func(o *Options) {
 				o.Stacks, o.Exclusively, o.Replace = []string{"App", "Zones"}, true, []string{"App/A", "B"}
-				o.Target = project.TargetFlags{Targets: []string{"App/Www"}, Excludes: []string{"Mail"}}
+				o.Target = cli.TargetFlags{Targets: []string{"App/Www"}, Excludes: []string{"Mail"}}
 			})},
 		{Name: "refresh and no rollback", Args: []string{"--refresh", "--no-rollback"},
 			Want: base(func(o *Options) { o.Refresh, o.NoRollback = true, true })},
@@ -119,10 +118,10 @@ func TestDeployRun(t *testing.T) {
 			wantResources: map[string]string{}, wantDeployments: []string{"deploy PROPOSED"}},
 		{name: "no wait", opts: Options{NoWait: true},
 			wantResources: map[string]string{}, wantDeployments: []string{"deploy PENDING"}},
-		{name: "target", opts: Options{PlanFlags: project.PlanFlags{Target: project.TargetFlags{Targets: []string{"A/D"}}}},
+		{name: "target", opts: Options{PlanFlags: cli.PlanFlags{Target: cli.TargetFlags{Targets: []string{"A/D"}}}},
 			wantResources:   map[string]string{"A": "CREATE_COMPLETE", "D": "CREATE_COMPLETE"},
 			wantDeployments: []string{"deploy COMPLETED"}, wantObjects: 1},
-		{name: "unknown stack", opts: Options{PlanFlags: project.PlanFlags{Stacks: []string{"Nope"}}}, wantCode: cli.ExitErr,
+		{name: "unknown stack", opts: Options{PlanFlags: cli.PlanFlags{Stacks: []string{"Nope"}}}, wantCode: cli.ExitErr,
 			wantResources: map[string]string{}},
 	}
 	for _, tt := range tests {

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
@@ -28,13 +27,13 @@ type session struct {
 	b   state.Backend
 }
 
-// with loads the configuration and runs do with the backend open (project.WithBackend).
+// with loads the configuration and runs do with the backend open (cli.WithBackend).
 func with(cmd *cobra.Command, f *cli.Factory, do func(ctx context.Context, s *session) error) error {
 	cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
 	if err != nil {
 		return err
 	}
-	return project.WithBackend(cmd.Context(), f, cfg, func(b state.Backend) error {
+	return cli.WithBackend(cmd.Context(), f, cfg, func(b state.Backend) error {
 		return do(cmd.Context(), &session{f: f, cfg: cfg, b: b})
 	})
 }
@@ -279,21 +278,9 @@ func (s *session) each(ctx context.Context, ids []string, change func(id string)
 	return nil
 }
 
-// transition applies t to each of ids (after check, when set, accepts the deployment).
-func (s *session) transition(ctx context.Context, ids []string, t state.Transition, check func(*state.Deployment) error) error {
-	return s.each(ctx, ids, func(id string) (*state.Deployment, error) {
-		if check != nil {
-			d, err := get(ctx, s.b, id)
-			if err != nil {
-				return nil, err
-			}
-			if err := check(d); err != nil {
-				return nil, err
-			}
-		}
-		t.At = s.f.Now().UTC()
-		return s.b.UpdateDeployment(ctx, id, t)
-	})
+// review is the review of deployments by this user, now (operation.Review).
+func (s *session) review() operation.Review {
+	return operation.Review{Backend: s.b, By: cli.CreatedBy(), Now: s.f.Now}
 }
 
 // print shows one deployment after a change: its JSON record with --json, else one line.
@@ -321,10 +308,10 @@ setting), the proposer cannot approve their own proposal.`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(cmd, f, func(ctx context.Context, s *session) error {
-				by := cli.CreatedBy()
 				// The store enforces the second-person rule (state.CheckTransition): cdkx.json's on SQLite and
 				// PostgreSQL, the server's on a state service.
-				err := s.transition(ctx, args, state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: by}, nil)
+				r := s.review()
+				err := s.each(ctx, args, func(id string) (*state.Deployment, error) { return r.Approve(ctx, id) })
 				if err != nil || !run {
 					return err
 				}
@@ -354,12 +341,8 @@ func newCmdReject(f *cli.Factory) *cobra.Command {
 				return fmt.Errorf("--message: %w", err)
 			}
 			return with(cmd, f, func(ctx context.Context, s *session) error {
-				why := "rejected"
-				if message != "" {
-					why = "rejected: " + message
-				}
-				return s.transition(ctx, args, state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusRejected,
-					By: cli.CreatedBy(), Error: why}, nil)
+				r := s.review()
+				return s.each(ctx, args, func(id string) (*state.Deployment, error) { return r.Reject(ctx, id, message) })
 			})
 		},
 	}
@@ -382,15 +365,10 @@ its other deployments are recorded ABORTED, not run.`,
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return with(cmd, f, func(ctx context.Context, s *session) error {
-				by := cli.CreatedBy()
+				r := s.review()
 				return s.each(ctx, args, func(id string) (*state.Deployment, error) {
-					d, err := s.b.UpdateDeployment(ctx, id, state.Transition{From: []state.DeploymentStatus{state.StatusPending, state.StatusApproved},
-						To: state.StatusAborted, By: by, Error: "aborted by " + by, At: f.Now().UTC()})
-					var te *state.TransitionError
-					if !errors.As(err, &te) || te.Status != state.StatusRunning {
-						return d, err
-					}
-					if d, err = s.b.RequestAbort(ctx, id, by, f.Now().UTC()); err == nil && !s.cfg.JSON {
+					d, asked, err := r.Abort(ctx, id)
+					if asked && !s.cfg.JSON {
 						fmt.Fprintf(f.IO.ErrOut, "Asked the runner of %s (%s) to stop: it starts no new step and records the deployment ABORTED once its calls in flight finish.\n", id, view.Sanitize(d.Runner))
 					}
 					return d, err
@@ -438,7 +416,7 @@ encrypted values). A deployment in a final status is refused.`,
 }
 
 func runRun(ctx context.Context, opts *RunOptions) error {
-	return project.WithBackend(ctx, opts.F, opts.Config, func(b state.Backend) error {
+	return cli.WithBackend(ctx, opts.F, opts.Config, func(b state.Backend) error {
 		return (&session{f: opts.F, cfg: opts.Config, b: b}).run(ctx, opts.ID, opts.Replan)
 	})
 }
@@ -454,15 +432,15 @@ func (s *session) run(ctx context.Context, id string, replan bool) error {
 	}
 	reg := s.f.Providers()
 	start := s.f.Now()
-	res, plan, err := operation.RunDeployment{Env: project.Env(s.f, s.cfg, s.b, reg), Deployment: d, Replan: replan,
+	res, plan, err := operation.RunDeployment{Env: cli.Env(s.f, s.cfg, s.b, reg), Deployment: d, Replan: replan,
 		Passphrase: s.cfg.Passphrase, Notify: cli.QueueWaitNotice(s.f.IO, s.cfg),
 		OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
-			project.ShowPlanDiagnostics(s.f, s.cfg, p, ds, "nothing was deployed")
+			cli.ShowPlanDiagnostics(s.f, s.cfg, p, ds, "nothing was deployed")
 		}}.Run(ctx)
 	if err != nil && res == nil {
-		return project.RunError(s.f, s.cfg, err)
+		return cli.RunError(s.f, s.cfg, err)
 	}
-	return project.Finish(s.f, s.cfg, "deploy", res, s.f.Now().Sub(start), project.Outputs(res, plan))
+	return cli.Finish(s.f, s.cfg, "deploy", res, s.f.Now().Sub(start), operation.Outputs(res, plan))
 }
 
 // CompareOptions are the inputs of one `cdkx deployments compare`.
@@ -581,7 +559,7 @@ changes".`,
 				if message == "" {
 					message = "redeploy of " + d.ID
 				}
-				rec, err := operation.Redeploy(ctx, project.Env(s.f, s.cfg, s.b, s.f.Providers()), d, s.cfg.Passphrase, message)
+				rec, err := operation.Redeploy(ctx, cli.Env(s.f, s.cfg, s.b, s.f.Providers()), d, s.cfg.Passphrase, message)
 				if err != nil {
 					return err
 				}

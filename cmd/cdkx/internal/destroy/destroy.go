@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
@@ -20,7 +20,7 @@ type Options struct {
 	Stacks []string
 	Force  bool
 	// Target holds --target and --exclude.
-	Target project.TargetFlags
+	Target cli.TargetFlags
 }
 
 // NewCmdDestroy returns the destroy command; runF replaces destroyRun in tests.
@@ -65,20 +65,20 @@ with CI set, it refuses (exit 1, nothing deleted) unless --force or --yes is giv
 
 func destroyRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
-	return project.WithBackend(ctx, f, cfg, func(b state.Backend) error { return destroyWith(ctx, opts, b) })
+	return cli.WithBackend(ctx, f, cfg, func(b state.Backend) error { return destroyWith(ctx, opts, b) })
 }
 
 // destroyWith runs the destroy on the open backend b.
 func destroyWith(ctx context.Context, opts *Options, b state.Backend) error {
 	f, cfg := opts.F, opts.Config
-	d := operation.Destroy{Env: project.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks,
+	d := operation.Destroy{Env: cli.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks,
 		Targets: opts.Target.Targets, Excludes: opts.Target.Excludes,
-		OnSelection: func(sel *planner.Selection) { project.WarnTargeting(f.IO.ErrOut, sel) },
-		Confirm:     project.ApproveDestroy(ctx, f, cfg, opts.Force)}
+		OnSelection: func(sel *planner.Selection) { view.WarnTargeting(f.IO.ErrOut, sel) },
+		Confirm:     cli.ApproveDestroy(ctx, f, cfg, opts.Force)}
 	start := f.Now()
 	res, err := d.Run(ctx)
 	if err != nil {
-		return project.RunError(f, cfg, err)
+		return cli.RunError(f, cfg, err)
 	}
-	return project.Finish(f, cfg, "destroy", res, f.Now().Sub(start), nil)
+	return cli.Finish(f, cfg, "destroy", res, f.Now().Sub(start), nil)
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/apptest"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/engine/enginetest"
 )
 
@@ -36,7 +35,7 @@ func TestNewCmdDestroy(t *testing.T) {
 		{Name: "auto-approve", Args: []string{"--auto-approve"}, Want: base(func(o *Options) { o.Config.Yes = true })},
 		{Name: "targets", Args: []string{"--target", "App/Www", "--target", "Zone,Other", "--exclude", "Mail"},
 			Want: base(func(o *Options) {
-				o.Target = project.TargetFlags{Targets: []string{"App/Www", "Zone,Other"}, Excludes: []string{"Mail"}}
+				o.Target = cli.TargetFlags{Targets: []string{"App/Www", "Zone,Other"}, Excludes: []string{"Mail"}}
 			})},
 		{Name: "environment", Env: map[string]string{"CDKX_YES": "1", "CDKX_STATE": "s.db", "CDKX_LOCK_TIMEOUT": "2m", "CDKX_JSON": "true"},
 			Want: base(func(o *Options) {
@@ -75,14 +74,14 @@ func TestDestroyRun(t *testing.T) {
 		{name: "force JSON", opts: Options{Force: true}, json: true, seed: true,
 			wantResources: map[string]string{}, wantDeployments: []string{"destroy COMPLETED"}},
 		{name: "target takes its dependents", seed: true,
-			opts:          Options{Force: true, Target: project.TargetFlags{Targets: []string{"S/B"}}},
+			opts:          Options{Force: true, Target: cli.TargetFlags{Targets: []string{"S/B"}}},
 			wantResources: map[string]string{"A": "CREATE_COMPLETE"}, wantObjects: []string{"A"}, wantDeployments: []string{"destroy COMPLETED"}},
 		{name: "exclude keeps its dependencies", seed: true,
-			opts:          Options{Force: true, Target: project.TargetFlags{Excludes: []string{"B"}}},
+			opts:          Options{Force: true, Target: cli.TargetFlags{Excludes: []string{"B"}}},
 			wantResources: map[string]string{"A": "CREATE_COMPLETE", "B": "CREATE_COMPLETE"}, wantObjects: []string{"A", "B"},
 			wantDeployments: []string{"destroy COMPLETED"}},
 		{name: "unknown target", seed: true, wantCode: cli.ExitErr,
-			opts:          Options{Force: true, Target: project.TargetFlags{Targets: []string{"S/Nope"}}},
+			opts:          Options{Force: true, Target: cli.TargetFlags{Targets: []string{"S/Nope"}}},
 			wantResources: all, wantObjects: []string{"A", "B", "C"}},
 		{name: "a deletion fails", opts: Options{Force: true}, seed: true, wantCode: cli.ExitFailed,
 			fail: func(op, id string) error {

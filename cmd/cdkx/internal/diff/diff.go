@@ -8,10 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
-	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
 )
@@ -20,7 +19,7 @@ import (
 type Options struct {
 	F      *cli.Factory
 	Config *cli.Config
-	project.PlanFlags
+	cli.PlanFlags
 	DetailedExitCode bool
 	// Refresh reads every resource from its provider first (nothing is written) to show drift.
 	Refresh bool
@@ -81,11 +80,11 @@ the summary, then a collapsible section per stack.`,
 
 func diffRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
-	l, err := project.LoadAssembly(f, cfg, "fix them and run diff again")
+	l, err := cli.LoadAssembly(f, cfg, "fix them and run diff again")
 	if err != nil {
 		return err
 	}
-	stacks, err := project.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
+	stacks, err := operation.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
 	if err != nil {
 		return err
 	}
@@ -98,42 +97,24 @@ func diffRun(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer func() { _ = b.Close() }() // read only, or a recorded plan that is committed: nothing to lose
-	st, err := operation.LoadState(ctx, b, l.Assembly, stacks)
-	if err != nil {
-		return err
-	}
-	if opts.Refresh {
-		// Read every resource, write nothing: the plan then shows drift and what corrects it.
-		s := operation.Settle{Env: project.Env(f, cfg, b, l.Registry), Stacks: st, Names: stacks, Full: true, DryRun: true}
-		if st, err = s.Run(ctx); err != nil {
-			return project.RunError(f, cfg, err)
-		}
-	} else if n := pendingIn(st, stacks); n > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
-	}
-	// The providers of the plan's resources (left alone or not) check their credentials and what they
-	// would refuse, by reads only.
-	plan, ds, err := operation.CheckedPlan(ctx, l.Assembly, l.Graph, opts.Selection(stacks), st, l.Registry)
-	if err != nil {
-		return project.RunError(f, cfg, err)
-	}
-	project.ShowPlanDiagnostics(f, cfg, plan, ds, "fix them and run diff again")
-	if plan == nil {
-		return &cli.ExitError{Code: cli.ExitErr}
-	}
-	if opts.Record {
-		recorded, _, err := project.Env(f, cfg, b, l.Registry).RecordPlan(ctx, operation.Record{Assembly: l.Assembly,
-			Graph: l.Graph, Files: l.Files, Selection: opts.Selection(stacks), Passphrase: cfg.Passphrase})
-		if err != nil {
-			return project.RunError(f, cfg, err)
-		}
-		for _, d := range recorded {
+	plan, err := operation.Diff{Env: cli.Env(f, cfg, b, l.Registry), Assembly: l.Assembly, Graph: l.Graph, Files: l.Files,
+		Selection: opts.Selection(stacks), Refresh: opts.Refresh, Record: opts.Record, Passphrase: cfg.Passphrase,
+		OnPending: func(n int) {
+			fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
+		},
+		OnPlan: func(p *planner.Plan, ds diag.Diagnostics) {
+			cli.ShowPlanDiagnostics(f, cfg, p, ds, "fix them and run diff again")
+		},
+		OnRecorded: func(d *state.Deployment) {
 			fmt.Fprintf(f.IO.ErrOut, "Recorded plan deployment %s of stack %s (%s)\n", d.ID, d.Stack, d.Status)
-		}
+		},
+	}.Run(ctx)
+	if err != nil {
+		return cli.RunError(f, cfg, err)
 	}
 	switch {
 	case cfg.JSON:
-		if err := view.JSONEncoder(f.IO.Out).Encode(planJSON(plan)); err != nil {
+		if err := view.JSONEncoder(f.IO.Out).Encode(view.PlanJSONOf(plan)); err != nil {
 			return err
 		}
 	case opts.Format == view.FormatMarkdown:
@@ -145,37 +126,4 @@ func diffRun(ctx context.Context, opts *Options) error {
 		return &cli.ExitError{Code: cli.ExitChanges}
 	}
 	return nil
-}
-
-// pendingIn counts the pending operations recorded in the named stacks.
-func pendingIn(st map[string]*state.Stack, names []string) int {
-	var stacks []*state.Stack
-	for _, n := range names {
-		if s := st[n]; s != nil {
-			stacks = append(stacks, s)
-		}
-	}
-	return engine.PendingOperations(stacks)
-}
-
-// jsonPlan is what `cdkx diff --json` prints: the steps are the records a deployment of the plan keeps
-// (operation.PlanRecords), stack by stack in deployment order.
-type jsonPlan struct {
-	Stacks  []string         `json:"stacks"`
-	Steps   []state.PlanStep `json:"steps"`
-	Counts  map[string]int   `json:"counts"`
-	Changes bool             `json:"changes"`
-}
-
-func planJSON(p *planner.Plan) jsonPlan {
-	out := jsonPlan{Stacks: p.Stacks, Steps: []state.PlanStep{}, Changes: p.HasChanges()}
-	c, u, r, d := p.Counts()
-	out.Counts = map[string]int{"create": c, "update": u, "replace": r, "delete": d}
-	recs := operation.PlanRecords(p)
-	for _, name := range p.Stacks {
-		if rec := recs[name]; rec != nil {
-			out.Steps = append(out.Steps, rec.Steps...)
-		}
-	}
-	return out
 }

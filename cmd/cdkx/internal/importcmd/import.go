@@ -11,7 +11,6 @@ import (
 
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
 )
@@ -54,7 +53,7 @@ Nothing is changed at the provider.`,
 
 func importRun(ctx context.Context, opts *Options) (err error) {
 	f, cfg := opts.F, opts.Config
-	l, err := project.LoadAssembly(f, cfg, "nothing was imported")
+	l, err := cli.LoadAssembly(f, cfg, "nothing was imported")
 	if err != nil {
 		return err
 	}
@@ -72,15 +71,15 @@ func importRun(ctx context.Context, opts *Options) (err error) {
 		}
 	}()
 	start := f.Now()
-	res, err := operation.Import{Env: project.Env(f, cfg, b, l.Registry), Stack: stack.ID, Resource: r, PhysicalID: opts.PhysicalID}.Run(ctx)
+	res, err := operation.Import{Env: cli.Env(f, cfg, b, l.Registry), Stack: stack.ID, Resource: r, PhysicalID: opts.PhysicalID}.Run(ctx)
 	if errors.Is(err, engine.ErrManaged) {
 		return fmt.Errorf("%w; destroy it with cdkx destroy --target %s/%s first to import another object", err, stack.ID, r.LogicalID)
 	}
 	if err != nil {
-		return project.RunError(f, cfg, err)
+		return cli.RunError(f, cfg, err)
 	}
 	if cfg.JSON {
-		return project.Finish(f, cfg, "import", res, f.Now().Sub(start), nil)
+		return cli.Finish(f, cfg, "import", res, f.Now().Sub(start), nil)
 	}
 	if err := res.Err(); err != nil {
 		return &cli.ExitError{Code: cli.ExitCode(err), Err: err}

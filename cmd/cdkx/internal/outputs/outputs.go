@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -101,7 +101,7 @@ func outputsRun(ctx context.Context, opts *Options) error {
 		if len(keys) == 0 {
 			return fmt.Errorf("stack %s has no outputs", stack)
 		}
-		return fmt.Errorf("stack %s has no output %q%s (outputs: %s)", stack, key, project.Suggest(key, keys), strings.Join(keys, ", "))
+		return fmt.Errorf("stack %s has no output %q%s (outputs: %s)", stack, key, operation.Suggest(key, keys), strings.Join(keys, ", "))
 	}
 	return printValue(opts.F.IO.Out, v, opts.Raw, opts.Config.JSON)
 }
@@ -126,7 +126,7 @@ func noStack(name string, deployed []string, location string) error {
 		return fmt.Errorf("no stack has state in %s: deploy first (cdkx deploy), or pass --state", location)
 	}
 	guess, _, _ := strings.Cut(name, ".")
-	return fmt.Errorf("stack %s has no state%s (deployed stacks: %s)", guess, project.Suggest(guess, deployed), strings.Join(deployed, ", "))
+	return fmt.Errorf("stack %s has no state%s (deployed stacks: %s)", guess, operation.Suggest(guess, deployed), strings.Join(deployed, ", "))
 }
 
 // printStacks prints the outputs of names as Stack.Key = value lines, or one JSON object.

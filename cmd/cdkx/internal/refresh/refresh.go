@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
@@ -48,12 +47,12 @@ providers.`,
 
 func refreshRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
-	return project.WithBackend(ctx, f, cfg, func(b state.Backend) error {
+	return cli.WithBackend(ctx, f, cfg, func(b state.Backend) error {
 		start := f.Now()
-		res, err := operation.Refresh{Env: project.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks}.Run(ctx)
+		res, err := operation.Refresh{Env: cli.Env(f, cfg, b, f.Providers()), Stacks: opts.Stacks}.Run(ctx)
 		if err != nil {
-			return project.RunError(f, cfg, err)
+			return cli.RunError(f, cfg, err)
 		}
-		return project.Finish(f, cfg, "refresh", res, f.Now().Sub(start), nil)
+		return cli.Finish(f, cfg, "refresh", res, f.Now().Sub(start), nil)
 	})
 }

@@ -12,7 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/engine"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -39,7 +40,8 @@ file to PostgreSQL:
   cdkx state import --state postgres://cdkx@db:5432/cdkx < state.json
 
 The imported state must be valid (no operation pending: settle them with cdkx refresh where the
-state comes from). Each stack's lock is taken first.`,
+state comes from). Each stack's lock is taken first. With --json, each import's deployment record is
+one JSON object on stdout (as cdkx deployments show --json prints it).`,
 		Example: "  cdkx state export > state.json\n  cdkx state import --state postgres://cdkx@db:5432/cdkx < state.json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -133,28 +135,20 @@ func importRun(ctx context.Context, opts *ImportOptions) (err error) {
 		}
 		stacks = only
 	}
-	b, err := f.OpenBackend(ctx, cfg.State)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := b.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
-	for _, st := range stacks {
-		release, err := cli.Lock(ctx, f, cfg, b, []string{st.Name}, "state import")
+	return cli.WithBackend(ctx, f, cfg, func(b state.Backend) error {
+		enc := view.JSONEncoder(f.IO.Out)
+		var werr error
+		_, err := operation.StateImport{Env: cli.Env(f, cfg, b, nil), Stacks: stacks,
+			OnImported: func(st *state.Stack, d *state.Deployment) {
+				if cfg.JSON {
+					werr = errors.Join(werr, enc.Encode(view.DeploymentOf(d)))
+					return
+				}
+				fmt.Fprintf(f.IO.ErrOut, "Imported stack %s: %d resource(s), now at version %d (deployment %s).\n", st.Name, len(st.Resources), d.Version, d.ID)
+			}}.Run(ctx)
 		if err != nil {
-			return err
+			return cli.RunError(f, cfg, err)
 		}
-		d, err := engine.ImportState(ctx, b, st, engine.Options{Now: f.Now, CreatedBy: cli.CreatedBy(), CdkxVersion: f.Version})
-		if rerr := release(); rerr != nil && err == nil {
-			err = rerr
-		}
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(f.IO.ErrOut, "Imported stack %s: %d resource(s), now at version %d (deployment %s).\n", st.Name, len(st.Resources), d.Version, d.ID)
-	}
-	return nil
+		return werr
+	})
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
+	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 )
 
@@ -67,7 +67,7 @@ type Result struct {
 
 func validateRun(_ context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
-	a, _, _, ds := project.Load(cfg.App, f.Providers())
+	a, _, _, ds := operation.Load(cfg.App, f.Providers())
 	res := Result{App: cfg.App, Valid: a != nil, Errors: len(ds.Errors()), Diagnostics: ds}
 	res.Warnings = len(ds) - res.Errors
 	if res.Diagnostics == nil {

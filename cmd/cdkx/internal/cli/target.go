@@ -1,12 +1,7 @@
-package project
+package cli
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/spf13/pflag"
-
-	"github.com/cdkx-dev/cdkx/planner"
 )
 
 // TargetFlags are the --target and --exclude flags of deploy, diff and destroy (see planner.Select and
@@ -32,13 +27,4 @@ func (t *TargetFlags) Register(fs *pflag.FlagSet, destroy bool) {
 // Active reports whether --target or --exclude was given.
 func (t *TargetFlags) Active() bool {
 	return len(t.Targets)+len(t.Excludes) > 0
-}
-
-// WarnTargeting prints, when sel is not nil, the one warning line that says targeting is in effect.
-func WarnTargeting(w io.Writer, sel *planner.Selection) {
-	if sel == nil {
-		return
-	}
-	fmt.Fprintf(w, "Warning: targeting is in effect: only %d of %d resources are considered; the others are left as they are, so the result may not match the assembly. Run without --target/--exclude to converge.\n",
-		sel.Len(), sel.Total)
 }

@@ -1,10 +1,9 @@
-package project
+package cli
 
 import (
 	"github.com/spf13/pflag"
 
 	"github.com/cdkx-dev/cdkx/assembly"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
@@ -44,13 +43,13 @@ type Loaded struct {
 // LoadAssembly reads and validates the assembly of cfg.App against the providers of f, printing the
 // diagnostics on stderr. With errors it prints how many and what happens next (e.g. "nothing was
 // deployed") and returns an ExitError with code ExitErr.
-func LoadAssembly(f *cli.Factory, cfg *cli.Config, consequence string) (*Loaded, error) {
+func LoadAssembly(f *Factory, cfg *Config, consequence string) (*Loaded, error) {
 	reg := f.Providers()
-	a, files, g, ds := Load(cfg.App, reg)
+	a, files, g, ds := operation.Load(cfg.App, reg)
 	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, f.IO.Color && !cfg.NoColor)
 	if a == nil {
 		view.DiagnosticsFooter(f.IO.ErrOut, ds, consequence)
-		return nil, &cli.ExitError{Code: cli.ExitErr}
+		return nil, &ExitError{Code: ExitErr}
 	}
 	return &Loaded{Assembly: a, Registry: reg, Graph: g, Files: files}, nil
 }
@@ -62,11 +61,11 @@ func (p *PlanFlags) Selection(stacks []string) operation.Selection {
 
 // ShowPlanDiagnostics prints a plan's diagnostics and, when targeting is in effect, its warning line; when
 // the plan failed (p nil), the footer that says how many errors and what happens next.
-func ShowPlanDiagnostics(f *cli.Factory, cfg *cli.Config, p *planner.Plan, ds diag.Diagnostics, consequence string) {
+func ShowPlanDiagnostics(f *Factory, cfg *Config, p *planner.Plan, ds diag.Diagnostics, consequence string) {
 	view.Diagnostics(f.IO.ErrOut, ds, cfg.Verbose, f.IO.Color && !cfg.NoColor)
 	if p == nil {
 		view.DiagnosticsFooter(f.IO.ErrOut, ds, consequence)
 		return
 	}
-	WarnTargeting(f.IO.ErrOut, p.Selection)
+	view.WarnTargeting(f.IO.ErrOut, p.Selection)
 }

@@ -1,4 +1,4 @@
-package project_test
+package cli_test
 
 import (
 	"bytes"
@@ -13,8 +13,6 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deploy"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/destroy"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/diff"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
-	"github.com/cdkx-dev/cdkx/planner"
 )
 
 // TestTargetFlags checks that deploy, diff and destroy take --target and --exclude, repeatable, each value
@@ -22,14 +20,14 @@ import (
 func TestTargetFlags(t *testing.T) {
 	t.Parallel()
 	f := &cli.Factory{IO: &cli.IOStreams{}, Getenv: func(string) string { return "" }}
-	var got []*project.TargetFlags
+	var got []*cli.TargetFlags
 	cmds := []*cobra.Command{
 		deploy.NewCmdDeploy(f, func(_ context.Context, o *deploy.Options) error { got = append(got, &o.Target); return nil }),
 		diff.NewCmdDiff(f, func(_ context.Context, o *diff.Options) error { got = append(got, &o.Target); return nil }),
 		destroy.NewCmdDestroy(f, func(_ context.Context, o *destroy.Options) error { got = append(got, &o.Target); return nil }),
 	}
 	args := []string{"--app", os.DevNull, "--target", "App/Www", "--exclude", "Mail", "--target", "Zone,Other"}
-	want := project.TargetFlags{Targets: []string{"App/Www", "Zone,Other"}, Excludes: []string{"Mail"}}
+	want := cli.TargetFlags{Targets: []string{"App/Www", "Zone,Other"}, Excludes: []string{"Mail"}}
 	for _, cmd := range cmds {
 		root := cli.NewRootCmd("test")
 		root.AddCommand(cmd)
@@ -50,23 +48,7 @@ func TestTargetFlags(t *testing.T) {
 			t.Errorf("%s: Active() = false, want true", cmd.Name())
 		}
 	}
-	if (&project.TargetFlags{}).Active() {
+	if (&cli.TargetFlags{}).Active() {
 		t.Error("Active() of no flags = true, want false")
-	}
-}
-
-func TestWarnTargeting(t *testing.T) {
-	t.Parallel()
-	var buf bytes.Buffer
-	project.WarnTargeting(&buf, nil)
-	if buf.Len() != 0 {
-		t.Errorf("WarnTargeting(nil) printed %q, want nothing", buf.String())
-	}
-	sel := &planner.Selection{Resources: map[string]bool{"App/A": true, "App/B": true}, Total: 5}
-	project.WarnTargeting(&buf, sel)
-	want := "Warning: targeting is in effect: only 2 of 5 resources are considered; the others are left as they are, " +
-		"so the result may not match the assembly. Run without --target/--exclude to converge.\n"
-	if got := buf.String(); got != want {
-		t.Errorf("WarnTargeting() = %q, want %q", got, want)
 	}
 }

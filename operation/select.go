@@ -1,6 +1,4 @@
-// Package project loads what a command works on: the cloud assembly, validated, and the selected stacks'
-// state.
-package project
+package operation
 
 import (
 	"fmt"
@@ -9,7 +7,6 @@ import (
 
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/engine"
-	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/planner"
 )
@@ -24,7 +21,7 @@ func Load(dir string, reg *engine.Registry) (*assembly.Assembly, map[string][]by
 		ds.Sort()
 		return nil, nil, nil, ds
 	}
-	a, g, ds := operation.Validate(a, ds, reg)
+	a, g, ds := Validate(a, ds, reg)
 	if a == nil {
 		return nil, nil, nil, ds
 	}

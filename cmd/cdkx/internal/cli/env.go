@@ -1,4 +1,4 @@
-package project
+package cli
 
 import (
 	"context"
@@ -7,23 +7,21 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/view"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
 	"github.com/cdkx-dev/cdkx/pkg/state"
-	"github.com/cdkx-dev/cdkx/planner"
 )
 
 // Env returns the operation environment of a command: state in b, the providers reg, the live table on
 // stderr (or JSON lines on stdout with --json), the factory's clock and ticker, the configured limits, this
 // process as lock holder waiting up to --lock-timeout, and the interrupt notice.
-func Env(f *cli.Factory, cfg *cli.Config, b state.Backend, reg *engine.Registry) operation.Env {
+func Env(f *Factory, cfg *Config, b state.Backend, reg *engine.Registry) operation.Env {
 	env := operation.Env{Backend: b, Providers: reg, Now: f.Now, Ticker: f.Ticker,
 		Concurrency: cfg.Concurrency, ProviderConcurrency: cfg.ProviderConcurrency,
-		Lock: operation.LockPolicy{Holder: cli.LockHolder(), Timeout: cfg.LockTimeout, Notify: cli.LockWaitNotice(f.IO, cfg),
-			Queued: cli.QueueWaitNotice(f.IO, cfg)},
-		CreatedBy: cli.CreatedBy(), Version: f.Version,
+		Lock: operation.LockPolicy{Holder: LockHolder(), Timeout: cfg.LockTimeout, Notify: LockWaitNotice(f.IO, cfg),
+			Queued: QueueWaitNotice(f.IO, cfg)},
+		CreatedBy: CreatedBy(), Version: f.Version,
 		NewView: func(stacks, types, ids []string) operation.View { return Events(f, cfg, stacks, types, ids) },
 	}
 	if !cfg.JSON {
@@ -47,7 +45,7 @@ func Env(f *cli.Factory, cfg *cli.Config, b state.Backend, reg *engine.Registry)
 // (a deploy after its settling) and the summary are shown by the same table, which counts skipped
 // resources by root cause across them. With stacks, types and ids all nil (the summary), it returns that
 // table as it is.
-func Events(f *cli.Factory, cfg *cli.Config, stacks, types, ids []string) view.Events {
+func Events(f *Factory, cfg *Config, stacks, types, ids []string) view.Events {
 	if cfg.JSON {
 		return view.NewJSONLines(f.IO.Out)
 	}
@@ -68,28 +66,28 @@ func Events(f *cli.Factory, cfg *cli.Config, stacks, types, ids []string) view.E
 const liveRefresh = 200 * time.Millisecond
 
 // Finish renders the end of a run (the summary line or object) and returns the error whose exit code says
-// how it ended: nil, or an *cli.ExitError for failures (4) and interrupts (130). stderr is the terminal
+// how it ended: nil, or an *ExitError for failures (4) and interrupts (130). stderr is the terminal
 // again, no longer the run's table.
-func Finish(f *cli.Factory, cfg *cli.Config, command string, res *engine.Result, elapsed time.Duration, outputs map[string]map[string]any) error {
+func Finish(f *Factory, cfg *Config, command string, res *engine.Result, elapsed time.Duration, outputs map[string]map[string]any) error {
 	return FinishSummary(f, cfg, view.Summary{Command: command, Result: res, Elapsed: elapsed, Outputs: outputs})
 }
 
 // FinishSummary is Finish with the whole summary (a deploy's unchanged stacks).
-func FinishSummary(f *cli.Factory, cfg *cli.Config, s view.Summary) error {
+func FinishSummary(f *Factory, cfg *Config, s view.Summary) error {
 	Events(f, cfg, nil, nil, nil).Summary(s)
 	endView(f)
 	if s.Result == nil {
 		return nil
 	}
 	if err := s.Result.Err(); err != nil {
-		return &cli.ExitError{Code: cli.ExitCode(err)}
+		return &ExitError{Code: ExitCode(err)}
 	}
 	return nil
 }
 
 // endView ends the command's table: the live region, if any, leaves the screen, and stderr is the terminal
 // again.
-func endView(f *cli.Factory) {
+func endView(f *Factory) {
 	if t, ok := f.IO.ErrOut.(*view.Table); ok {
 		t.Pause()
 		f.IO.ErrOut = t.Out()
@@ -98,7 +96,7 @@ func endView(f *cli.Factory) {
 
 // PauseView takes the live region of a command's table, if any, off the screen until its next run, so that
 // a question can be asked below what was printed.
-func PauseView(f *cli.Factory) {
+func PauseView(f *Factory) {
 	if t, ok := f.IO.ErrOut.(*view.Table); ok {
 		t.Pause()
 	}
@@ -109,7 +107,7 @@ func PauseView(f *cli.Factory) {
 // do (exit 3), a plan with errors exits 1 (its diagnostics were printed), an unsettled pending operation
 // shows what failed (exit 4), "nothing to do" prints why and succeeds, a confirmation answered no prints
 // that nothing changed and exits 1.
-func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
+func RunError(f *Factory, cfg *Config, err error) error {
 	var le *state.LockedError
 	var pe *operation.PlanError
 	var se *operation.SettleError
@@ -121,13 +119,13 @@ func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &le):
-		return &cli.ExitError{Code: cli.ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
+		return &ExitError{Code: ExitLocked, Err: fmt.Errorf("%w; wait for it to finish, or pass --lock-timeout 10m to wait", err)}
 	case errors.As(err, new(*operation.QueueTimeoutError)):
-		return &cli.ExitError{Code: cli.ExitLocked, Err: err}
+		return &ExitError{Code: ExitLocked, Err: err}
 	case errors.As(err, &pe):
-		return &cli.ExitError{Code: cli.ExitErr}
+		return &ExitError{Code: ExitErr}
 	case se != nil:
-		return &cli.ExitError{Code: cli.ExitFailed, Err: se}
+		return &ExitError{Code: ExitFailed, Err: se}
 	case errors.Is(err, operation.ErrNothing):
 		msg := err.Error()
 		fmt.Fprintln(f.IO.ErrOut, strings.ToUpper(msg[:1])+msg[1:]+".")
@@ -135,34 +133,14 @@ func RunError(f *cli.Factory, cfg *cli.Config, err error) error {
 	case errors.Is(err, operation.ErrCancelled):
 		msg := err.Error()
 		fmt.Fprintln(f.IO.ErrOut, strings.ToUpper(msg[:1])+msg[1:]+".")
-		return &cli.ExitError{Code: cli.ExitErr}
+		return &ExitError{Code: ExitErr}
 	}
 	return err
 }
 
-// Outputs returns the outputs of the plan's stacks after the run, by stack (stacks without outputs left
-// out); empty when either is nil.
-func Outputs(res *engine.Result, plan *planner.Plan) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	if plan == nil {
-		return out
-	}
-	if res == nil {
-		res = &engine.Result{}
-	}
-	for _, name := range plan.Stacks {
-		if st := res.Stacks[name]; st != nil && len(st.Outputs) > 0 {
-			out[name] = st.Outputs
-		} else if st == nil && !plan.StackChanges(name) && len(plan.Outputs[name]) > 0 {
-			out[name] = plan.Outputs[name] // a stack left unchanged, not run: its recorded outputs
-		}
-	}
-	return out
-}
-
 // WithBackend opens the configured state backend, runs do with it and closes it; a failure to close
 // (the SQLite backend writes its last WAL checkpoint then) is the error when do succeeded.
-func WithBackend(ctx context.Context, f *cli.Factory, cfg *cli.Config, do func(state.Backend) error) (err error) {
+func WithBackend(ctx context.Context, f *Factory, cfg *Config, do func(state.Backend) error) (err error) {
 	b, err := f.OpenBackend(ctx, cfg.State)
 	if err != nil {
 		return err

@@ -1,10 +1,9 @@
-package project_test
+package cli_test
 
 import (
 	"testing"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
 	"github.com/cdkx-dev/cdkx/planner"
 )
 
@@ -38,7 +37,7 @@ func TestNeedsApproval(t *testing.T) {
 		{"all, any", cli.ApprovalAny, plan(planner.OpCreate, planner.OpReplace, planner.OpDelete), true, "creates 1, replaces 1, deletes 1 resource(s)"},
 		{"never", cli.ApprovalNever, plan(planner.OpReplace, planner.OpDelete), false, ""},
 	} {
-		need, what := project.NeedsApproval(tc.level, tc.plan)
+		need, what := cli.NeedsApproval(tc.level, tc.plan)
 		if need != tc.need || what != tc.what {
 			t.Errorf("%s: NeedsApproval = %t, %q; want %t, %q", tc.name, need, what, tc.need, tc.what)
 		}

@@ -1,4 +1,4 @@
-package project_test
+package operation_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cdkx-dev/cdkx/assembly"
-	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/project"
+	"github.com/cdkx-dev/cdkx/operation"
 )
 
 func TestSelectStacks(t *testing.T) {
@@ -27,7 +27,7 @@ func TestSelectStacks(t *testing.T) {
 		{names: []string{"Zone"}, wantErr: `no stack "Zone" in the assembly; did you mean "Zones"? (stacks: Zones, Data, App, Other)`},
 	}
 	for _, tt := range tests {
-		got, err := project.SelectStacks(a, tt.names, tt.excl)
+		got, err := operation.SelectStacks(a, tt.names, tt.excl)
 		if tt.wantErr != "" {
 			if err == nil || err.Error() != tt.wantErr {
 				t.Errorf("SelectStacks(%q) error = %v, want %q", tt.names, err, tt.wantErr)
