@@ -9,7 +9,10 @@
 // never overlap.
 package groupcommit
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
 
 // DefaultMaxBatch bounds a batch when Queue.MaxBatch is 0.
 const DefaultMaxBatch = 64
@@ -109,6 +112,9 @@ func (q *Queue[T]) lead(first entry[T]) {
 	if maxBatch <= 0 {
 		maxBatch = DefaultMaxBatch
 	}
+	// Let the goroutines that are about to add an item (a wave of steps made ready at once) run first, so
+	// that they join this batch instead of each waiting for the one before: a yield, not a wait.
+	runtime.Gosched()
 	q.mu.Lock()
 	n := min(len(q.queue), maxBatch-1)
 	batch := make([]entry[T], 0, n+1)
