@@ -256,8 +256,11 @@ func (r *run) stackOp(stack string) operation {
 	return opUpdate
 }
 
+// stackEvent queues a stack's event without waiting for it: the pipeline commits it before anything queued
+// after it (a step's pending record, which is waited for), and a failure to write it fails every later
+// write. Waiting here cost a commit before the first step of every run.
 func (r *run) stackEvent(stack string, status Status, reason string) {
-	_ = r.ledger.record(stack, nil, Event{Stack: stack, Type: StackType, Status: status, Reason: reason})
+	r.ledger.event(stack, Event{Stack: stack, Type: StackType, Status: status, Reason: reason})
 }
 
 // failWithoutCall records a failure found before any provider call (an input that does not resolve, a
