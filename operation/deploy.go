@@ -64,6 +64,7 @@ func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) 
 	if err != nil || len(ds) == 0 {
 		return nil, plan, err
 	}
+	d.Files = nil // in the recorded snapshot now; the run need not hold the assembly's raw files (~26 MB at 100k)
 	sel, prior := d.Selection, plan
 	if narrowed != nil && len(ds) < len(d.Stacks) {
 		sel.Stacks, prior = narrowed.Stacks, narrowed
