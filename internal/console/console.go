@@ -308,7 +308,7 @@ func (c *console) scoped(h func(w http.ResponseWriter, r *http.Request, s *sessi
 func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
 	if c.opts.URLLogin {
 		if tok := r.URL.Query().Get("token"); tok != "" {
-			c.tryLogin(w, r, tok, "")
+			c.tryLogin(w, r, tok, r.URL.Query().Get("next"))
 			return
 		}
 	}
