@@ -554,6 +554,11 @@ func TestActions(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)
 	}
+	src.RedeployF = func(context.Context, Caller, Scope, string) (string, error) { return "", nil }
+	if resp, body := c.do("POST", "/acme/web/deployments/"+completed.ID+"/redeploy", url.Values{"csrf": {csrf}}, nil); resp.StatusCode != 200 ||
+		!strings.Contains(body, "no proposal was recorded") {
+		t.Errorf("a redeploy with nothing to change = %d:\n%s", resp.StatusCode, body)
+	}
 	if resp, _ := c.do("POST", "/acme/web/deployments/"+proposal.ID+"/explode", url.Values{"csrf": {csrf}}, nil); resp.StatusCode != 404 {
 		t.Errorf("unknown action = %d, want 404", resp.StatusCode)
 	}

@@ -265,9 +265,12 @@ func (c *console) deploymentAction(w http.ResponseWriter, r *http.Request, s *se
 	case "redeploy":
 		var nid string
 		nid, err = c.src.Redeploy(ctx, s.caller, sc, id)
-		if nid != "" {
-			to = nid
+		if err == nil && nid == "" {
+			c.render(w, r, http.StatusOK, "error", s, map[string]any{"Title": "Nothing to redeploy", "Heading": "Nothing to redeploy",
+				"Message": "The stack already is as this deployment left it: no proposal was recorded.", "Back": c.path("/" + url.PathEscape(sc.Org) + "/" + url.PathEscape(sc.Project) + "/deployments/" + url.PathEscape(id))})
+			return
 		}
+		to = nid
 	default:
 		c.fail(w, r, s, http.StatusNotFound, "No such action.")
 		return
