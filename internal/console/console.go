@@ -103,8 +103,8 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	if c.opts.BasePath != "" {
-		p := strings.TrimPrefix(r.URL.Path, c.opts.BasePath)
-		if p == r.URL.Path && c.opts.BasePath != "" {
+		p, ok := strings.CutPrefix(r.URL.Path, c.opts.BasePath)
+		if !ok || (p != "" && !strings.HasPrefix(p, "/")) {
 			http.NotFound(w, r)
 			return
 		}

@@ -2,6 +2,9 @@ package console
 
 import (
 	"context"
+	"flag"
+	"os"
+	"path/filepath"
 	"errors"
 	"fmt"
 	"io"
@@ -748,8 +751,10 @@ func TestBasePath(t *testing.T) {
 	if !strings.Contains(body, `href="/console/static/console.css"`) || !strings.Contains(body, `href="/console/acme/web/stacks/dns"`) {
 		t.Errorf("links under the base path wrong:\n%s", body)
 	}
-	if resp, _ := c.get("/acme/web/stacks"); resp.StatusCode != 404 {
-		t.Errorf("GET outside the base path = %d, want 404", resp.StatusCode)
+	for _, path := range []string{"/acme/web/stacks", "/consoleacme/web/stacks"} {
+		if resp, _ := c.get(path); resp.StatusCode != 404 {
+			t.Errorf("GET %s, outside the base path = %d, want 404", path, resp.StatusCode)
+		}
 	}
 }
 
@@ -795,5 +800,46 @@ func TestAuditAndMoved(t *testing.T) {
 	_, body = c.get("/acme/web/deployments/" + proposal.ID)
 	if strings.Contains(body, "The stack has moved") {
 		t.Error("a moved warning for a stack that did not move")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with testdata/NAME.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestPagesGolden keeps the markup the browser tests select by (data-status, button texts, field names,
+// class "event") under review: the pages of the fake project, with the session's CSRF token scrubbed.
+func TestPagesGolden(t *testing.T) {
+	t.Parallel()
+	src := &fakeSource{EventsF: func(context.Context, Caller, Scope, string, int) ([]state.Event, error) {
+		return []state.Event{{Seq: 1, Time: t0, Stack: "dns", Status: "DEPLOYING"}}, nil
+	}}
+	c := newClient(t, src, Options{})
+	c.login("good")
+	for name, path := range map[string]string{
+		"stacks": "/acme/web/stacks", "stack": "/acme/web/stacks/dns", "proposal": "/acme/web/deployments/" + proposal.ID,
+		"completed": "/acme/web/deployments/" + completed.ID, "locks": "/acme/web/locks", "audit": "/acme/web/audit",
+	} {
+		_, body := c.get(path)
+		golden(t, "TestPagesGolden-"+name, csrfRE.ReplaceAllString(body, `name="csrf" value="CSRF"`))
 	}
 }
