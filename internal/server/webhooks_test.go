@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -482,4 +483,51 @@ func TestWebhookNeverBlocksTheQueue(t *testing.T) {
 	if len(list.Deliveries) != 4 || !strings.HasPrefix(list.Deliveries[3].Webhook, "http://127.0.0.1") {
 		t.Errorf("deliveries = %+v, want 4", list.Deliveries)
 	}
+}
+
+// roundTripper is an http.RoundTripper of a function.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestWebhookBackoffSchedule runs the real backoff in a synctest bubble (its clock advances when every
+// goroutine waits): six attempts, each wait between half of and all of 5, 10, 20, 40 and 80 s.
+func TestWebhookBackoffSchedule(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var at []time.Time
+		client := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			at = append(at, time.Now())
+			return &http.Response{StatusCode: http.StatusBadGateway, Body: io.NopCloser(strings.NewReader("down")), Request: r}, nil
+		})}
+		n, err := newNotifier([]string{"https://hooks.example/x"}, []byte("k"), "", time.Now, slog.New(slog.DiscardHandler), hookConfig{client: client})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer n.close()
+		start := time.Now()
+		n.notify("web", "shop", notice{event: "failed", d: webhookDeployment{ID: "d1", Stack: "App", Error: "boom"}})
+		time.Sleep(5 * time.Minute)
+		synctest.Wait()
+		ds := n.deliveries(func(string) bool { return true })
+		if len(ds) != 1 || ds[0].Status != DeliveryFailed || ds[0].Attempts != WebhookAttempts || ds[0].ResponseCode != http.StatusBadGateway {
+			t.Fatalf("deliveries = %+v, want one failed after %d attempts", ds, WebhookAttempts)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(at) != WebhookAttempts || !at[0].Equal(start) {
+			t.Fatalf("attempts at %v, want %d, the first at once", at, WebhookAttempts)
+		}
+		for i := 1; i < len(at); i++ {
+			full := WebhookBackoff << (i - 1)
+			if gap := at[i].Sub(at[i-1]); gap < full/2 || gap > full {
+				t.Errorf("wait before attempt %d = %v, want within [%v, %v]", i+1, gap, full/2, full)
+			}
+		}
+		if total := at[len(at)-1].Sub(start); total > 155*time.Second {
+			t.Errorf("the attempts spanned %v, want at most 155s", total)
+		}
+	})
 }
