@@ -11,7 +11,8 @@ package server
 // one after the other (so that a deployment's events arrive in their order), retrying each with
 // exponential backoff and jitter; a full queue drops its oldest delivery, counted and logged. The last
 // deliveries of each webhook are kept with their status (GET /api/cdkx/webhooks/deliveries). Deliveries
-// live in memory: those still queued when the server stops are lost, and each replica posts the events
+// live in memory: a stopping server waits a little for them (DrainWebhooks), then those still queued are
+// lost; each replica posts the events
 // of the requests it served.
 
 import (
@@ -261,7 +262,9 @@ type hook struct {
 	// recent holds the last cfg.kept deliveries, oldest first.
 	recent  []*WebhookDelivery
 	dropped int64
-	wake    chan struct{}
+	// busy is true while the dispatcher holds a delivery (drain).
+	busy bool
+	wake chan struct{}
 }
 
 // pending is a delivery in a queue: its body and its listed record (guarded by hook.mu).
@@ -314,6 +317,36 @@ func (n *notifier) close() {
 	n.cancel()
 	n.wg.Wait()
 }
+
+// drain waits until every queue is empty and no delivery is in flight (a delivery waiting to be tried
+// again counts as in flight), or ctx is done.
+func (n *notifier) drain(ctx context.Context) error {
+	if n == nil {
+		return nil
+	}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		idle := true
+		for _, h := range n.hooks {
+			h.mu.Lock()
+			idle = idle && len(h.queue) == 0 && !h.busy
+			h.mu.Unlock()
+		}
+		if idle {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// DrainWebhooks waits until the webhooks' queued deliveries are done (delivered or given up), or ctx is
+// done: a server that stops calls it, with a deadline, before Close.
+func (s *Server) DrainWebhooks(ctx context.Context) error { return s.hooks.drain(ctx) }
 
 // notice is one event gathered in a transaction.
 type notice struct {
@@ -391,6 +424,7 @@ func (n *notifier) dispatch(ctx context.Context, h *hook) {
 			h.queue[0] = nil
 			h.queue = h.queue[1:]
 		}
+		h.busy = p != nil
 		h.mu.Unlock()
 		if p == nil {
 			select {

@@ -531,3 +531,40 @@ func TestWebhookBackoffSchedule(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookDrain: drain returns once every queued delivery is done.
+func TestWebhookDrain(t *testing.T) {
+	rc := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		if n == 0 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	})
+	fh := &fastHooks{}
+	n := testNotifier(t, []string{rc.ts.URL}, nil, fh.config(3))
+	for _, id := range []string{"a", "b", "c"} {
+		n.notify("web", "shop", notice{event: "completed", d: webhookDeployment{ID: id}})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := n.drain(ctx); err != nil {
+		t.Fatalf("drain() = %v", err)
+	}
+	for _, d := range n.deliveries(func(string) bool { return true }) {
+		if d.Status != DeliveryDelivered {
+			t.Errorf("after drain, %s = %s, want delivered", d.Deployment, d.Status)
+		}
+	}
+	if got := len(rc.requests()); got != 4 {
+		t.Errorf("receiver got %d requests, want 4 (one retry)", got)
+	}
+	// A receiver that never answers: drain gives up at the deadline.
+	stuck := newReceiver(t, func(n int, w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	n2 := testNotifier(t, []string{stuck.ts.URL}, nil, fh.config(3))
+	n2.notify("web", "shop", notice{event: "completed", d: webhookDeployment{ID: "x"}})
+	short, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel2()
+	if err := n2.drain(short); err == nil {
+		t.Error("drain() with a stuck receiver = nil, want the deadline's error")
+	}
+}

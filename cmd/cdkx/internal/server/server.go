@@ -236,6 +236,12 @@ func serverRun(ctx context.Context, opts *Options) error {
 	defer cancel()
 	err = hs.Shutdown(shutdownCtx)
 	<-gcDone
+	// The last requests' events: a few seconds for their deliveries (more are lost, as the log says).
+	drainCtx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancelDrain()
+	if derr := srv.DrainWebhooks(drainCtx); derr != nil {
+		log.Warn("webhook deliveries still queued at shutdown are lost", "error", derr)
+	}
 	if err != nil {
 		return fmt.Errorf("shut down: %w", err)
 	}
