@@ -12,8 +12,7 @@ package server
 // exponential backoff and jitter; a full queue drops its oldest delivery, counted and logged. The last
 // deliveries of each webhook are kept with their status (GET /api/cdkx/webhooks/deliveries). Deliveries
 // live in memory: a stopping server waits a little for them (DrainWebhooks), then those still queued are
-// lost; each replica posts the events
-// of the requests it served.
+// lost; each replica posts the events of the requests it served.
 
 import (
 	"bytes"
