@@ -169,9 +169,7 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range ds {
-			note(ctx, d)
-		}
+		noteRecords(ctx, out.Deployments...)
 		return out, nil
 	})
 }

@@ -407,6 +407,13 @@ func TestWebhooksOfTheQueue(t *testing.T) {
 	}
 	var p webhookPayload
 	got := rc.requests()
+	// The record as stored: the creator is the token, not what the client sent.
+	if err := json.Unmarshal(got[0].body, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Deployment.CreatedBy != "alice" || p.Deployment.CreatedAt.IsZero() || p.Text != "Deployment p1 of dev proposed by alice" {
+		t.Errorf("proposal = %+v, want created by alice, with its time", p)
+	}
 	if err := json.Unmarshal(got[5].body, &p); err != nil {
 		t.Fatal(err)
 	}
