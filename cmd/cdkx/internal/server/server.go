@@ -72,9 +72,10 @@ another provider (pulumi stack init --secrets-provider passphrase). Make a key w
 
 Webhooks: each --webhook URL receives every deployment event (proposed, approved, rejected,
 started, completed, failed, aborted) as a JSON POST with a Slack-compatible "text" and, with
---public-url, a link to the deployment's page; with --webhook-secret-file, signed with HMAC-SHA256 of
-the body under the file's content in the X-Cdkx-Signature header (sha256=HEX). Deliveries are
-retried with backoff, never delay a request, and are listed by GET /api/cdkx/webhooks/deliveries.
+--public-url, a link to the deployment's page; with --webhook-secret-file, signed with
+HMAC-SHA256 of the body under the file's content in the X-Cdkx-Signature header (sha256=HEX).
+Deliveries are retried with backoff, never delay a request, and are listed by
+GET /api/cdkx/webhooks/deliveries.
 
 Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SECRETS_KEY (base64 of
 32 bytes) is the secrets key when --secrets-key-file is not given.`,
