@@ -169,6 +169,7 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		noteRecords(ctx, out.Deployments...)
 		return out, nil
 	})
 }
@@ -197,8 +198,20 @@ func abortDead(ctx context.Context, conn storage.Conn, queues map[int64][]state.
 			return false
 		})
 	}
-	_, err := conn.AbortDeployments(ctx, aborts(dead, now))
-	return queues, err
+	return queues, abortNoted(ctx, conn, dead, now)
+}
+
+// abortNoted aborts dead (state.AbortedDead) at now through conn and notes the event of each one it
+// aborted (webhooks.go).
+func abortNoted(ctx context.Context, conn storage.Conn, dead []state.Deployment, now time.Time) error {
+	ids, err := conn.AbortDeployments(ctx, aborts(dead, now))
+	for _, d := range dead {
+		if slices.Contains(ids, d.ID) {
+			a := state.AbortedDead(d, now)
+			note(ctx, &a)
+		}
+	}
+	return err
 }
 
 // lockQueue takes the queue lock of each of stacks, locks their queued deployments and aborts the dead
@@ -259,7 +272,11 @@ func (s *Server) claimDeployments(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := abortDead(r.Context(), s.db.Conn, queues, s.clockNow()); err != nil {
+		// Committed statement by statement: noted and handed to the webhooks at once.
+		ctx, ob := s.withOutbox(r.Context(), org, project)
+		_, err = abortDead(ctx, s.db.Conn, queues, s.clockNow())
+		s.flush(ob)
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -319,7 +336,9 @@ func claim(ctx context.Context, tx *storage.Tx, ids []string, runner, by string,
 	if err != nil {
 		return nil, err
 	}
-	return tx.Claim(ctx, ids, patch, by, now)
+	records, err := tx.Claim(ctx, ids, patch, by, now)
+	noteRecords(ctx, records...)
+	return records, err
 }
 
 // stackRowIDs returns the row IDs of the stacks of at, each once.
@@ -370,7 +389,10 @@ func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
 		}
 		now := s.clockNow()
 		plan := state.PlanNext(bySeq(queues), now)
-		if _, err := s.db.AbortDeployments(ctx, aborts(plan.Abort, now)); err != nil {
+		actx, ob := s.withOutbox(ctx, org, project)
+		err = abortNoted(actx, s.db.Conn, plan.Abort, now)
+		s.flush(ob)
+		if err != nil {
 			return nil, err
 		}
 		if len(plan.Claim) == 0 {
@@ -545,6 +567,9 @@ func setRecord(ctx context.Context, tx *storage.Tx, id string, status state.Depl
 	record, err := tx.SetRecord(ctx, id, status, patch)
 	if errors.Is(err, storage.ErrRunning) {
 		return nil, errorf(http.StatusConflict, "Conflict: another deployment of the stack is RUNNING")
+	}
+	if err == nil && eventOf(status) != "" && status != state.StatusRunning {
+		noteRecords(ctx, record) // an abort request leaves a deployment RUNNING: no event
 	}
 	return record, err
 }
