@@ -139,11 +139,7 @@ func TestDeploymentsRun(t *testing.T) {
 		c.JSON = json
 		return c
 	}
-	tests := []struct {
-		name     string
-		run      func() error
-		wantCode int
-	}{
+	tests := []step{
 		{name: "list", run: func() error { return listRun(t.Context(), &ListOptions{F: h.F, Config: cfg(false)}) }},
 		{name: "list JSON", run: func() error { return listRun(t.Context(), &ListOptions{F: h.F, Config: cfg(true)}) }},
 		{name: "list proposed JSON", run: func() error {
@@ -188,20 +184,7 @@ func TestDeploymentsRun(t *testing.T) {
 		}},
 		{name: "list after the run", run: func() error { return listRun(t.Context(), &ListOptions{F: h.F, Config: cfg(false)}) }},
 	}
-	for _, tt := range tests { // in order: the run changes what the list after it shows
-		t.Run(tt.name, func(t *testing.T) {
-			h.Reset()
-			err := tt.run()
-			if code := cli.ExitCode(err); code != tt.wantCode {
-				t.Errorf("exit code %d (%v), want %d", code, err, tt.wantCode)
-			}
-			got := h.Output(map[string]string{"STATE": h.State})
-			if err != nil {
-				got += "== error\n" + err.Error() + "\n"
-			}
-			golden.Assert(t, versions(apptest.Scrub(got, nil)), "TestDeploymentsRun-"+filepath.Base(t.Name())+".golden")
-		})
-	}
+	runSteps(t, h, "TestDeploymentsRun", tests) // in order: the run changes what the list after it shows
 	if got := h.Objects()["r"]["value"]; got != "4" {
 		t.Errorf("after the run of the pending deployment R's value is %v, want 4", got)
 	}
@@ -234,11 +217,7 @@ func TestReviewComments(t *testing.T) {
 		c.JSON = json
 		return c
 	}
-	tests := []struct {
-		name     string
-		run      func() error
-		wantCode int
-	}{
+	tests := []step{
 		{name: "approve a comment too long", wantCode: cli.ExitErr, run: func() error {
 			return apptest.Execute(newCmdApprove(h.F), approved, "--state", h.State, "--comment", long)
 		}},
@@ -270,7 +249,28 @@ func TestReviewComments(t *testing.T) {
 			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(false), ID: rejected, Format: view.FormatMarkdown})
 		}},
 	}
-	for _, tt := range tests { // in order: the reviews change what show prints
+	runSteps(t, h, "TestReviewComments", tests) // in order: the reviews change what show prints
+	want := map[string][2]string{approved: {"checked with the DNS team ✓\nTTL 60 is fine", ""}, rejectedOld: {"", "wrong zone"}, rejected: {"", "not on a Friday\x1b[31m"}}
+	for _, d := range h.Records(t) {
+		if got := [2]string{d.ApprovalComment, d.RejectionComment}; got != want[d.ID] {
+			t.Errorf("deployment %s: comments %q, want %q", d.ID, got, want[d.ID])
+		}
+	}
+}
+
+// step is one command of a test that runs several on one harness, in order: its output, and its error
+// when it fails, go to the golden file testdata/TEST-NAME.golden (runSteps).
+type step struct {
+	name     string
+	run      func() error
+	wantCode int
+}
+
+// runSteps runs steps in order as subtests of test, each on a reset harness, checking its exit code and
+// comparing its output (scrubbed, state versions as N) with its golden file.
+func runSteps(t *testing.T, h *apptest.Harness, test string, steps []step) {
+	t.Helper()
+	for _, tt := range steps {
 		t.Run(tt.name, func(t *testing.T) {
 			h.Reset()
 			err := tt.run()
@@ -281,13 +281,7 @@ func TestReviewComments(t *testing.T) {
 			if err != nil {
 				got += "== error\n" + err.Error() + "\n"
 			}
-			golden.Assert(t, versions(apptest.Scrub(got, nil)), "TestReviewComments-"+filepath.Base(t.Name())+".golden")
+			golden.Assert(t, versions(apptest.Scrub(got, nil)), test+"-"+filepath.Base(t.Name())+".golden")
 		})
-	}
-	want := map[string][2]string{approved: {"checked with the DNS team ✓\nTTL 60 is fine", ""}, rejectedOld: {"", "wrong zone"}, rejected: {"", "not on a Friday\x1b[31m"}}
-	for _, d := range h.Records(t) {
-		if got := [2]string{d.ApprovalComment, d.RejectionComment}; got != want[d.ID] {
-			t.Errorf("deployment %s: comments %q, want %q", d.ID, got, want[d.ID])
-		}
 	}
 }

@@ -55,20 +55,16 @@ func DeploymentMarkdown(w io.Writer, d *state.Deployment) {
 		}
 		fmt.Fprintln(w, "```")
 	}
-	if d.ApprovedBy != "" {
-		if d.ApprovalComment == "" {
-			fmt.Fprintf(w, "\nApproved by %s\n", code(d.ApprovedBy))
-		} else {
-			fmt.Fprintf(w, "\nApproved by %s, who wrote:\n", code(d.ApprovedBy))
-			textBlock(d.ApprovalComment)
-		}
-	}
-	if d.RejectedBy != "" {
-		if d.RejectionComment == "" {
-			fmt.Fprintf(w, "\nRejected by %s\n", code(d.RejectedBy))
-		} else {
-			fmt.Fprintf(w, "\nRejected by %s, who wrote:\n", code(d.RejectedBy))
-			textBlock(d.RejectionComment)
+	for _, r := range []struct{ verb, by, comment string }{
+		{"Approved", d.ApprovedBy, d.ApprovalComment}, {"Rejected", d.RejectedBy, d.RejectionComment},
+	} {
+		switch {
+		case r.by == "":
+		case r.comment == "":
+			fmt.Fprintf(w, "\n%s by %s\n", r.verb, code(r.by))
+		default:
+			fmt.Fprintf(w, "\n%s by %s, who wrote:\n", r.verb, code(r.by))
+			textBlock(r.comment)
 		}
 	}
 	if d.Message != "" {
