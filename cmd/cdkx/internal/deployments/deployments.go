@@ -88,7 +88,7 @@ func NewCmdList(f *cli.Factory, use string) *cobra.Command {
 // newCmdList is NewCmdList; runF replaces listRun in tests.
 func newCmdList(f *cli.Factory, use string, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{F: f}
-	var status string
+	var status, kind string
 	path := "cdkx deployments list"
 	if use == "history" {
 		path = "cdkx history"
@@ -100,7 +100,7 @@ func newCmdList(f *cli.Factory, use string, runF func(context.Context, *ListOpti
 plan (+create ~update ±replace -delete), resulting state version, who created it and its message
 (cut to the terminal's width). With --json, a JSON array of the records (as "deployments show
 --json" prints them, without events).`,
-		Example: "  " + path + "\n  " + path + " --stack App --status PENDING,RUNNING --json",
+		Example: "  " + path + "\n  " + path + " --stack App --status PENDING,RUNNING --json\n  " + path + " --kind destroy,import",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range strings.Split(status, ",") {
@@ -109,6 +109,14 @@ plan (+create ~update ±replace -delete), resulting state version, who created i
 						return fmt.Errorf("--status %q: not a status; use PROPOSED, APPROVED, REJECTED, PENDING, RUNNING, COMPLETED, FAILED or ABORTED (comma-separated)", s)
 					}
 					opts.Filter.Statuses = append(opts.Filter.Statuses, state.DeploymentStatus(s))
+				}
+			}
+			for _, k := range strings.Split(kind, ",") {
+				if k = strings.ToLower(strings.TrimSpace(k)); k != "" {
+					if !validKind(k) {
+						return fmt.Errorf("--kind %q: not a kind; use deploy, plan, destroy, import or refresh (comma-separated)", k)
+					}
+					opts.Filter.Kinds = append(opts.Filter.Kinds, state.DeploymentKind(k))
 				}
 			}
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
@@ -124,6 +132,7 @@ plan (+create ~update ±replace -delete), resulting state version, who created i
 	}
 	cmd.Flags().StringVar(&opts.Filter.Stack, "stack", "", "only this stack's deployments")
 	cmd.Flags().StringVar(&status, "status", "", "only deployments in these statuses (comma-separated)")
+	cmd.Flags().StringVar(&kind, "kind", "", "only deployments of these kinds (comma-separated)")
 	cmd.Flags().IntVar(&opts.Filter.Limit, "limit", 20, "at most this many deployments (0: all)")
 	return cmd
 }
@@ -137,6 +146,14 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		width, _ := opts.F.IO.Size()
 		return view.Deployments(opts.F.IO.Out, opts.Config.JSON, ds, width)
 	})
+}
+
+func validKind(k string) bool {
+	switch state.DeploymentKind(k) {
+	case state.KindDeploy, state.KindPlan, state.KindDestroy, state.KindImport, state.KindRefresh:
+		return true
+	}
+	return false
 }
 
 func validStatus(s string) bool {
