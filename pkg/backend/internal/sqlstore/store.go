@@ -285,24 +285,15 @@ func (s *Store) ListDeployments(ctx context.Context, f state.DeploymentFilter) (
 		args = append(args, f.Stack)
 		where = append(where, fmt.Sprintf("stack = $%d", len(args)))
 	}
-	if len(f.Statuses) > 0 {
-		statuses := make([]string, len(f.Statuses))
-		for i, st := range f.Statuses {
-			statuses[i] = string(st)
+	in := func(column string, values []string) {
+		if len(values) > 0 {
+			cond, inArgs := s.D.In(column, len(args)+1, values)
+			where = append(where, cond)
+			args = append(args, inArgs...)
 		}
-		in, inArgs := s.D.In("status", len(args)+1, statuses)
-		where = append(where, in)
-		args = append(args, inArgs...)
 	}
-	if len(f.Kinds) > 0 {
-		kinds := make([]string, len(f.Kinds))
-		for i, k := range f.Kinds {
-			kinds[i] = string(k)
-		}
-		in, inArgs := s.D.In("kind", len(args)+1, kinds)
-		where = append(where, in)
-		args = append(args, inArgs...)
-	}
+	in("status", strs(f.Statuses))
+	in("kind", strs(f.Kinds))
 	if f.IDPrefix != "" {
 		args = append(args, len(f.IDPrefix), f.IDPrefix)
 		where = append(where, fmt.Sprintf("substr(id, 1, $%d) = $%d", len(args)-1, len(args)))
@@ -402,6 +393,15 @@ func (s *Store) lockQueues(ctx context.Context, q Querier, stacks []string) ([]s
 		query += ` AND ` + in
 	}
 	return readDeployments(ctx, q, query+` ORDER BY seq`, args...)
+}
+
+// strs returns the strings of vs (statuses, kinds).
+func strs[S ~string](vs []S) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // readDeployments reads the deployments query selects.
