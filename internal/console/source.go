@@ -118,6 +118,9 @@ type Options struct {
 	PollEvery time.Duration
 	// LoginAttempts bounds failed logins per minute (0: 10).
 	LoginAttempts int
+	// URLLogin accepts the token in the login page's URL (/login?token=…): the local console's one-time
+	// login link. A server's long-lived API tokens should not travel in URLs: it leaves it off.
+	URLLogin bool
 }
 
 // New returns the console's handler over src.
