@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -372,5 +376,257 @@ func TestConsoleDeploymentPages(t *testing.T) {
 	d, err := e.src.Deployment(ctx, e.bob, orgScope, "d0")
 	if err != nil || d.Plan == nil || d.Plan.Create != 1 || d.Snapshot != nil {
 		t.Errorf("Deployment(d0) = %+v, %v; want it with its plan and without its snapshot", d, err)
+	}
+}
+
+// browser is a client of the console that keeps its session cookie and follows no redirect.
+type browser struct {
+	t      *testing.T
+	base   string
+	client *http.Client
+	cookie *http.Cookie
+	csrf   string
+}
+
+func (e *consoleEnv) browser() *browser {
+	return &browser{t: e.t, base: e.ts.URL, client: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// do sends a request (a form when form is not nil) with the session cookie and the headers (name,
+// value pairs); it returns the answer with its body read.
+func (b *browser) do(method, path string, form url.Values, header ...string) (*http.Response, string) {
+	b.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, b.base+path, body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	if b.cookie != nil {
+		req.AddCookie(b.cookie)
+	}
+	resp, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if m := csrfField.FindStringSubmatch(string(data)); m != nil {
+		b.csrf = m[1]
+	}
+	return resp, string(data)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// login logs in with tok and returns the session cookie as set.
+func (b *browser) login(tok string, header ...string) *http.Cookie {
+	b.t.Helper()
+	resp, body := b.do("POST", "/login", url.Values{"token": {tok}}, header...)
+	if resp.StatusCode != http.StatusSeeOther {
+		b.t.Fatalf("POST /login = %d %s, want 303", resp.StatusCode, body)
+	}
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "cdkx_session" {
+			b.cookie = ck
+			return ck
+		}
+	}
+	b.t.Fatalf("POST /login set no session cookie: %v", resp.Header["Set-Cookie"])
+	return nil
+}
+
+// must sends a request and fails the test unless it answers want; it returns the body.
+func (b *browser) must(want int, method, path string, form url.Values) string {
+	b.t.Helper()
+	resp, body := b.do(method, path, form)
+	if resp.StatusCode != want {
+		b.t.Fatalf("%s %s = %d, want %d; body:\n%s", method, path, resp.StatusCode, want, body)
+	}
+	return body
+}
+
+func TestConsoleLoginCookie(t *testing.T) {
+	tests := []struct {
+		name       string
+		opts       console.Options
+		header     []string
+		wantSecure bool
+	}{
+		{"plain HTTP", console.Options{}, nil, false},
+		{"--console-secure-cookies", console.Options{SecureCookies: true}, nil, true},
+		{"--trusted-proxy, https", console.Options{TrustProxy: true}, []string{"X-Forwarded-Proto", "https"}, true},
+		{"--trusted-proxy, http", console.Options{TrustProxy: true}, []string{"X-Forwarded-Proto", "http"}, false},
+		{"untrusted proxy, https", console.Options{}, []string{"X-Forwarded-Proto", "https"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newConsoleEnv(t, tt.opts)
+			b := e.browser()
+			ck := b.login(e.bobTok, tt.header...)
+			if !ck.HttpOnly || ck.SameSite != http.SameSiteStrictMode || ck.Secure != tt.wantSecure || ck.MaxAge <= 0 {
+				t.Errorf("session cookie = HttpOnly %v, SameSite %v, Secure %v, MaxAge %d; want HttpOnly, Strict, Secure %v, expiring",
+					ck.HttpOnly, ck.SameSite, ck.Secure, ck.MaxAge, tt.wantSecure)
+			}
+			if body := b.must(200, "GET", "/org/proj/stacks", nil); !strings.Contains(body, "dev") {
+				t.Errorf("GET /org/proj/stacks after login does not list stack dev:\n%s", body)
+			}
+			// Logout ends the session.
+			b.must(http.StatusSeeOther, "POST", "/logout", url.Values{"csrf": {b.csrf}})
+			if resp, _ := b.do("GET", "/org/proj/stacks", nil); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/login") {
+				t.Errorf("GET /org/proj/stacks after logout = %d to %q, want 303 to /login", resp.StatusCode, resp.Header.Get("Location"))
+			}
+		})
+	}
+	e := newConsoleEnv(t, console.Options{})
+	resp, _ := e.browser().do("POST", "/login", url.Values{"token": {"cdkx-wrong"}})
+	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Errorf("POST /login with an unknown token = %d, cookies %v; want 401 and none", resp.StatusCode, resp.Cookies())
+	}
+}
+
+func TestConsoleHeaders(t *testing.T) {
+	e := newConsoleEnv(t, console.Options{})
+	e.createIn("org", dep("p1", "dev", state.StatusProposed))
+	b := e.browser()
+	check := func(path string) {
+		t.Helper()
+		resp, _ := b.do("GET", path, nil)
+		csp := resp.Header.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || !strings.Contains(csp, "frame-ancestors 'none'") || strings.Contains(csp, "unsafe-inline") {
+			t.Errorf("GET %s: Content-Security-Policy %q, want a strict one", path, csp)
+		}
+		if got := resp.Header.Get("X-Frame-Options"); got != "DENY" {
+			t.Errorf("GET %s: X-Frame-Options %q, want DENY", path, got)
+		}
+	}
+	check("/login")
+	b.login(e.bobTok)
+	for _, p := range []string{"/", "/org/proj/stacks", "/org/proj/stacks/dev", "/org/proj/deployments/p1", "/org/proj/locks", "/org/proj/audit", "/no/such/page"} {
+		check(p)
+	}
+}
+
+// TestConsoleHTTPRules checks the console's rules through its pages: tenancy (404), a read-only
+// session (no buttons, 403 on any POST even with a valid CSRF token), CSRF (403), the second-person
+// rule (403 with its message), approve with a comment and unlock.
+func TestConsoleHTTPRules(t *testing.T) {
+	e := newConsoleEnv(t, console.Options{})
+	e.createIn("org", dep("p1", "dev", state.StatusProposed), dep("p2", "dev", state.StatusProposed))
+	e.createIn("other", dep("theirs", "dev", state.StatusProposed))
+	bob, reader, alice := e.browser(), e.browser(), e.browser()
+	bob.login(e.bobTok)
+	reader.login(e.readerTok)
+	alice.login(strings.TrimPrefix(e.token, "token "))
+	before := dumpTables(t, e.env)
+
+	// Tenancy: another organization's project and deployments are absent, read or acted on.
+	bob.must(200, "GET", "/org/proj/deployments/p1", nil)
+	for _, p := range []string{"/other/proj/stacks", "/other/proj/deployments/theirs", "/org/proj/deployments/theirs", "/other/proj/locks"} {
+		bob.must(404, "GET", p, nil)
+	}
+	for _, p := range []string{"/other/proj/deployments/theirs/approve", "/org/proj/deployments/theirs/approve", "/org/proj/deployments/theirs/abort"} {
+		bob.must(404, "POST", p, url.Values{"csrf": {bob.csrf}, "comment": {"mine now"}})
+	}
+	bob.must(404, "POST", "/other/proj/locks/unlock", url.Values{"csrf": {bob.csrf}, "stack": {"dev"}, "id": {"x"}})
+
+	// A read-only session sees no button, and its forged POSTs are refused, even with its CSRF token.
+	body := reader.must(200, "GET", "/org/proj/deployments/p1", nil)
+	for _, button := range []string{"Approve</button>", "Reject</button>", "Abort</button>", "Redeploy</button>"} {
+		if strings.Contains(body, button) {
+			t.Errorf("the read-only session's deployment page shows %q", button)
+		}
+	}
+	if !strings.Contains(bob.must(200, "GET", "/org/proj/deployments/p1", nil), "Approve</button>") {
+		t.Errorf("bob's deployment page shows no Approve button")
+	}
+	for _, action := range []string{"approve", "reject", "abort", "redeploy"} {
+		reader.must(403, "POST", "/org/proj/deployments/p1/"+action, url.Values{"csrf": {reader.csrf}})
+	}
+	reader.must(403, "POST", "/org/proj/locks/unlock", url.Values{"csrf": {reader.csrf}, "stack": {"dev"}, "id": {"x"}})
+
+	// CSRF: a POST without the token, or with another session's, is refused.
+	bob.must(403, "POST", "/org/proj/deployments/p1/approve", url.Values{"comment": {"lgtm"}})
+	bob.must(403, "POST", "/org/proj/deployments/p1/approve", url.Values{"csrf": {reader.csrf}, "comment": {"lgtm"}})
+
+	// The second-person rule: alice proposed p1 and cannot approve it.
+	alice.must(200, "GET", "/org/proj/deployments/p1", nil)
+	if body := alice.must(403, "POST", "/org/proj/deployments/p1/approve", url.Values{"csrf": {alice.csrf}, "comment": {"mine"}}); !strings.Contains(body, "cannot approve it: a second person") {
+		t.Errorf("alice's approval of her own proposal: 403 without the rule's message:\n%s", body)
+	}
+	if diff := cmp.Diff(before, dumpTables(t, e.env)); diff != "" {
+		t.Errorf("refused requests changed the database (-before +after):\n%s", diff)
+	}
+
+	// A second token approves with a comment; rejects the other with one.
+	resp, _ := bob.do("POST", "/org/proj/deployments/p1/approve", url.Values{"csrf": {bob.csrf}, "comment": {"lgtm"}})
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/org/proj/deployments/p1" {
+		t.Errorf("bob's approval = %d to %q, want 303 to the deployment", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	bob.must(http.StatusSeeOther, "POST", "/org/proj/deployments/p2/reject", url.Values{"csrf": {bob.csrf}, "comment": {"too wide"}})
+	if d := e.get("p1"); d.Status != state.StatusApproved || d.ApprovedBy != "bob" {
+		t.Errorf("p1 after bob's approval = %s approved by %q, want APPROVED by bob", d.Status, d.ApprovedBy)
+	}
+	if d := e.get("p2"); d.Status != state.StatusRejected || d.RejectedBy != "bob" || d.Error != "rejected: too wide" {
+		t.Errorf("p2 after bob's rejection = %s rejected by %q (%q), want REJECTED by bob with his comment", d.Status, d.RejectedBy, d.Error)
+	}
+	bob.must(409, "POST", "/org/proj/deployments/p2/approve", url.Values{"csrf": {bob.csrf}})
+
+	// Unlock of a held lock, with its confirmation page.
+	holder := state.LockInfo{ID: "lock-1", Operation: "deploy", User: "dora", Host: "ci", PID: 7}
+	e.must(200, "POST", "/api/stacks/org/proj/dev/update", e.token, map[string]any{"name": "proj", "cdkxLock": holder})
+	if body := bob.must(200, "GET", "/org/proj/locks", nil); !strings.Contains(body, "lock-1") || !strings.Contains(body, "dora") {
+		t.Errorf("the locks page does not show lock-1 held by dora:\n%s", body)
+	}
+	bob.must(200, "GET", "/org/proj/locks/unlock?stack=dev&id=lock-1", nil)
+	bob.must(http.StatusSeeOther, "POST", "/org/proj/locks/unlock", url.Values{"csrf": {bob.csrf}, "stack": {"dev"}, "id": {"lock-1"}})
+	if s := e.snapshot("dev"); s.Statuses != "cancelled" {
+		t.Errorf("dev's updates after the unlock = %q, want cancelled", s.Statuses)
+	}
+	bob.must(404, "POST", "/org/proj/locks/unlock", url.Values{"csrf": {bob.csrf}, "stack": {"dev"}, "id": {"lock-1"}})
+}
+
+// TestConsoleBesideAPI checks that mounting the console leaves the API's answers as they were, sends
+// every other path to the console, and bounds the console's bodies.
+func TestConsoleBesideAPI(t *testing.T) {
+	with := newConsoleEnv(t, console.Options{})
+	without := newEnv(t)
+	without.createStack("dev")
+	for _, r := range []struct{ method, path string }{
+		{"GET", "/healthz"},
+		{"GET", "/api/user"},
+		{"GET", "/api/stacks/org/proj/dev"},
+		{"GET", "/api/nope"},
+		{"GET", "/api"},
+		{"PUT", "/api/stacks/org/proj/dev"},
+		{"GET", "/api/cdkx/org/proj/deployments"},
+	} {
+		c1, b1 := with.do(r.method, r.path, with.token, nil)
+		c2, b2 := without.do(r.method, r.path, without.token, nil)
+		if c1 != c2 || (c1 != 200 && string(b1) != string(b2)) {
+			t.Errorf("%s %s = %d %s with the console, %d %s without", r.method, r.path, c1, b1, c2, b2)
+		}
+	}
+	if code, _ := without.do("GET", "/login", "", nil); code != 404 {
+		t.Errorf("GET /login without the console = %d, want 404", code)
+	}
+	b := with.browser()
+	if resp, body := b.do("GET", "/login", nil); resp.StatusCode != 200 || !strings.Contains(body, `name="token"`) {
+		t.Errorf("GET /login = %d, want the login form:\n%s", resp.StatusCode, body)
+	}
+	big := url.Values{"token": {strings.Repeat("x", ConsoleBodyLimit)}}
+	if resp, _ := b.do("POST", "/login", big); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("POST /login of %d bytes = %d, want 413", len(big.Encode()), resp.StatusCode)
 	}
 }
