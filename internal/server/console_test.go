@@ -226,12 +226,13 @@ func TestConsoleActions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Deployment(%s) = %v", id, err)
 		}
-		got[id] = fmt.Sprintf("%s approved=%q rejected=%q aborted=%q error=%q", d.Status, d.ApprovedBy, d.RejectedBy, d.AbortedBy, d.Error)
+		got[id] = fmt.Sprintf("%s approved=%q (%q) rejected=%q (%q) aborted=%q error=%q", d.Status, d.ApprovedBy, d.ApprovalComment,
+			d.RejectedBy, d.RejectionComment, d.AbortedBy, d.Error)
 	}
 	want := map[string]string{
-		"p1": `ABORTED approved="bob" rejected="" aborted="bob" error="aborted by bob"`,
-		"p2": `REJECTED approved="" rejected="bob" aborted="" error="rejected: too wide"`,
-		"p3": `PROPOSED approved="" rejected="" aborted="" error=""`,
+		"p1": `ABORTED approved="bob" ("lgtm") rejected="" ("") aborted="bob" error="aborted by bob"`,
+		"p2": `REJECTED approved="" ("") rejected="bob" ("too wide") aborted="" error="rejected: too wide"`,
+		"p3": `PROPOSED approved="" ("") rejected="" ("") aborted="" error=""`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records after the actions (-want +got):\n%s", diff)
@@ -575,11 +576,11 @@ func TestConsoleHTTPRules(t *testing.T) {
 		t.Errorf("bob's approval = %d to %q, want 303 to the deployment", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	bob.must(http.StatusSeeOther, "POST", "/org/proj/deployments/p2/reject", url.Values{"csrf": {bob.csrf}, "comment": {"too wide"}})
-	if d := e.get("p1"); d.Status != state.StatusApproved || d.ApprovedBy != "bob" {
-		t.Errorf("p1 after bob's approval = %s approved by %q, want APPROVED by bob", d.Status, d.ApprovedBy)
+	if d := e.get("p1"); d.Status != state.StatusApproved || d.ApprovedBy != "bob" || d.ApprovalComment != "lgtm" {
+		t.Errorf("p1 after bob's approval = %s approved by %q (%q), want APPROVED by bob with his comment", d.Status, d.ApprovedBy, d.ApprovalComment)
 	}
-	if d := e.get("p2"); d.Status != state.StatusRejected || d.RejectedBy != "bob" || d.Error != "rejected: too wide" {
-		t.Errorf("p2 after bob's rejection = %s rejected by %q (%q), want REJECTED by bob with his comment", d.Status, d.RejectedBy, d.Error)
+	if d := e.get("p2"); d.Status != state.StatusRejected || d.RejectedBy != "bob" || d.RejectionComment != "too wide" || d.Error != "rejected: too wide" {
+		t.Errorf("p2 after bob's rejection = %s rejected by %q (%q, %q), want REJECTED by bob with his comment", d.Status, d.RejectedBy, d.RejectionComment, d.Error)
 	}
 	bob.must(409, "POST", "/org/proj/deployments/p2/approve", url.Values{"csrf": {bob.csrf}})
 

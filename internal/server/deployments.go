@@ -589,12 +589,14 @@ func (s *Server) transition(ctx context.Context, tx *storage.Tx, org, project, i
 	if at.IsZero() {
 		at = s.clockNow()
 	}
-	next, err := state.ApplyTransition(view, state.Transition{From: req.From, To: req.To, By: actor.Name, Runner: actor.Runner, Error: req.Error, At: at}, s.policy())
+	next, err := state.ApplyTransition(view, state.Transition{From: req.From, To: req.To, By: actor.Name, Runner: actor.Runner, Error: req.Error, Comment: req.Comment, At: at}, s.policy())
 	var te *state.TransitionError
 	var fe *state.ForbiddenError
 	switch {
 	case errors.As(err, &te), errors.As(err, &fe):
 		return nil, err
+	case err != nil && req.Comment != "" && req.To != state.StatusRunning && req.To != state.StatusCompleted && req.To != state.StatusFailed:
+		return nil, errorf(http.StatusBadRequest, "Bad Request: %v", err)
 	case err != nil:
 		return nil, errorf(http.StatusBadRequest, "Bad Request: a deployment becomes %s only by a claim or a finish (POST …/deployments/claim, PATCH …/deployments/{id})", req.To)
 	}
@@ -602,8 +604,14 @@ func (s *Server) transition(ctx context.Context, tx *storage.Tx, org, project, i
 	switch req.To {
 	case state.StatusApproved:
 		fields["approvedBy"] = next.ApprovedBy
+		if next.ApprovalComment != "" {
+			fields["approvalComment"] = next.ApprovalComment
+		}
 	case state.StatusRejected:
 		fields["rejectedBy"] = next.RejectedBy
+		if next.RejectionComment != "" {
+			fields["rejectionComment"] = next.RejectionComment
+		}
 	case state.StatusAborted:
 		fields["abortedBy"] = next.AbortedBy
 	}
@@ -675,7 +683,7 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 	})
 }
 
-// listDeployments answers GET …/deployments[?stack=S&status=A,B&idPrefix=P&limit=N] (a
+// listDeployments answers GET …/deployments[?stack=S&status=A,B&kind=K,L&idPrefix=P&before=SEQ&limit=N] (a
 // stateapi.DeploymentList).
 func (s *Server) listDeployments(r *http.Request, c *call) (any, error) {
 	q := r.URL.Query()
@@ -696,8 +704,20 @@ func (s *Server) listDeployments(r *http.Request, c *call) (any, error) {
 			statuses = append(statuses, one)
 		}
 	}
+	kinds := []string{}
+	if k := q.Get("kind"); k != "" {
+		kinds = strings.Split(k, ",")
+	}
+	var before int64
+	if b := q.Get("before"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n < 0 {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: before %q is not a deployment's seq (the cursor of a page)", b)
+		}
+		before = n
+	}
 	records, err := s.db.Deployments(r.Context(), r.PathValue("org"), r.PathValue("project"),
-		storage.DeploymentFilter{Stack: q.Get("stack"), Statuses: statuses, IDPrefix: q.Get("idPrefix"), Limit: limit})
+		storage.DeploymentFilter{Stack: q.Get("stack"), Statuses: statuses, Kinds: kinds, IDPrefix: q.Get("idPrefix"), Before: before, Limit: limit})
 	if err != nil {
 		return nil, err
 	}

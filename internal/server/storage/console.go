@@ -2,7 +2,8 @@ package storage
 
 // What the web console (internal/server/console.go) reads beyond the API's statements: a token by name
 // (a session's rights are the token's as they are now), a project's stacks with their last deployment
-// and open proposals in one statement, and pages of deployments without their plans.
+// and open proposals in one statement, a deployment without its snapshot and the events after a
+// sequence number. Pages of deployments are Deployments with DeploymentFilter.NoPlans.
 
 import (
 	"context"
@@ -57,39 +58,6 @@ FROM svc_stacks s WHERE s.org = $1 AND s.project = $2 ORDER BY s.name`, org, pro
 		}
 		return o, err
 	})
-}
-
-// PageFilter selects one page of a project's deployments, newest (highest seq) first.
-type PageFilter struct {
-	// Stack is a stack's name ("": every stack); Statuses and Kinds the statuses and kinds wanted (empty:
-	// any).
-	Stack    string
-	Statuses []string
-	Kinds    []string
-	// Before, when above 0, keeps the deployments whose seq is below it (the cursor of the next page).
-	Before int64
-	// Limit caps the number answered (above 0).
-	Limit int
-}
-
-// DeploymentPage returns the records, without plans, of the deployments of org and project that f
-// selects, newest (highest seq) first, at most f.Limit.
-func (c Conn) DeploymentPage(ctx context.Context, org, project string, f PageFilter) ([]json.RawMessage, error) {
-	statuses, kinds := f.Statuses, f.Kinds
-	if statuses == nil {
-		statuses = []string{}
-	}
-	if kinds == nil {
-		kinds = []string{}
-	}
-	rows, err := c.q.Query(ctx, `SELECT `+listRecordSQL+` FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE s.org = $1 AND s.project = $2 AND ($3 = '' OR s.name = $3) AND (cardinality($4::text[]) = 0 OR d.status = ANY($4))
-  AND (cardinality($5::text[]) = 0 OR d.record->>'kind' = ANY($5)) AND ($6 <= 0 OR d.seq < $6)
-ORDER BY d.seq DESC LIMIT $7`, org, project, f.Stack, statuses, kinds, f.Before, f.Limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
 }
 
 // DeploymentRecord returns the record of deployment id of org and project, with its plan and without its

@@ -19,7 +19,7 @@ import (
 
 // newService starts a state service configured by opts on a fresh PostgreSQL schema behind httptest and
 // returns its URL and an API token.
-func newService(t *testing.T, opts server.Options) (string, string) {
+func newService(t testing.TB, opts server.Options) (string, string) {
 	t.Helper()
 	srv, err := server.Open(context.Background(), postgrestest.FreshSchema(t), opts)
 	if err != nil {
@@ -35,7 +35,7 @@ func newService(t *testing.T, opts server.Options) (string, string) {
 	return ts.URL, tok
 }
 
-func open(t *testing.T, url, token string) *service.Backend {
+func open(t testing.TB, url, token string) *service.Backend {
 	t.Helper()
 	b, err := service.Open(context.Background(), url, service.Options{Token: token, Project: "proj"})
 	if err != nil {
@@ -233,4 +233,13 @@ func mustToken(t *testing.T, srv *server.Server, name string) string {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// BenchmarkPages pages a stack's history of 10,000 deployments (statetest.BenchmarkPages) through a
+// state service on the test database (CDKX_TEST_POSTGRES_URL): HTTP and JSON included.
+func BenchmarkPages(b *testing.B) {
+	url, tok := newService(b, server.Options{})
+	be := open(b, url, tok)
+	defer func() { _ = be.Close() }()
+	statetest.BenchmarkPages(b, be)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,5 +207,87 @@ func TestDeploymentsRun(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"deploy COMPLETED", "deploy COMPLETED", "deploy PROPOSED", "deploy COMPLETED"}, h.Deployments(t)); diff != "" {
 		t.Errorf("deployments (-want +got):\n%s", diff)
+	}
+}
+
+// TestReviewComments: approve --comment and reject --comment (or its older name --message) record the
+// reviewer's comment, which show prints as text, JSON and markdown; a comment longer than 4 KiB, or
+// --message and --comment saying different things, is refused before anything changes.
+func TestReviewComments(t *testing.T) {
+	h := apptest.New(t)
+	for i, v := range []string{"1", "2", "3"} {
+		app := apptest.OneStack(t, `{"resources": {"R": {"type": "Fake::Test::Thing", "properties": {"key": "r", "value": "`+v+`"}}}}`)
+		h.F.Now = func() time.Time { return apptest.Now.Add(time.Duration(i) * time.Minute) }
+		if err := apptest.Execute(deploy.NewCmdDeploy(h.F, nil), "--app", app, "--state", h.State, "--propose", "--message", "value "+v); err != nil {
+			t.Fatalf("deploy --propose: %v\n%s", err, h.ErrOut)
+		}
+	}
+	var ids []string
+	for _, d := range h.Records(t) {
+		ids = append(ids, d.ID)
+	}
+	approved, rejectedOld, rejected := ids[0], ids[1], ids[2]
+	h.F.Now = func() time.Time { return apptest.Now.Add(time.Hour) }
+	long := strings.Repeat("x", state.MaxMessageBytes+1)
+	cfg := func(json bool) *cli.Config {
+		c := h.Config("")
+		c.JSON = json
+		return c
+	}
+	tests := []struct {
+		name     string
+		run      func() error
+		wantCode int
+	}{
+		{name: "approve a comment too long", wantCode: cli.ExitErr, run: func() error {
+			return apptest.Execute(newCmdApprove(h.F), approved, "--state", h.State, "--comment", long)
+		}},
+		{name: "reject with two comments", wantCode: cli.ExitErr, run: func() error {
+			return apptest.Execute(newCmdReject(h.F), rejected, "--state", h.State, "--comment", "a", "--message", "b")
+		}},
+		{name: "approve with a comment", run: func() error {
+			return apptest.Execute(newCmdApprove(h.F), approved, "--state", h.State, "--comment", "checked with the DNS team ✓\nTTL 60 is fine")
+		}},
+		{name: "reject with a message", run: func() error {
+			return apptest.Execute(newCmdReject(h.F), rejectedOld, "--state", h.State, "--message", "wrong zone")
+		}},
+		{name: "reject with a comment", run: func() error {
+			return apptest.Execute(newCmdReject(h.F), rejected, "--state", h.State, "--comment", "not on a Friday\x1b[31m")
+		}},
+		{name: "show approved", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(false), ID: approved, Format: view.FormatText})
+		}},
+		{name: "show approved JSON", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(true), ID: approved, Format: view.FormatText})
+		}},
+		{name: "show approved markdown", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(false), ID: approved, Format: view.FormatMarkdown})
+		}},
+		{name: "show rejected with a message", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(false), ID: rejectedOld, Format: view.FormatText})
+		}},
+		{name: "show rejected markdown", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(false), ID: rejected, Format: view.FormatMarkdown})
+		}},
+	}
+	for _, tt := range tests { // in order: the reviews change what show prints
+		t.Run(tt.name, func(t *testing.T) {
+			h.Reset()
+			err := tt.run()
+			if code := cli.ExitCode(err); code != tt.wantCode {
+				t.Errorf("exit code %d (%v), want %d", code, err, tt.wantCode)
+			}
+			got := h.Output(map[string]string{"STATE": h.State})
+			if err != nil {
+				got += "== error\n" + err.Error() + "\n"
+			}
+			golden.Assert(t, versions(apptest.Scrub(got, nil)), "TestReviewComments-"+filepath.Base(t.Name())+".golden")
+		})
+	}
+	want := map[string][2]string{approved: {"checked with the DNS team ✓\nTTL 60 is fine", ""}, rejectedOld: {"", "wrong zone"}, rejected: {"", "not on a Friday\x1b[31m"}}
+	for _, d := range h.Records(t) {
+		if got := [2]string{d.ApprovalComment, d.RejectionComment}; got != want[d.ID] {
+			t.Errorf("deployment %s: comments %q, want %q", d.ID, got, want[d.ID])
+		}
 	}
 }

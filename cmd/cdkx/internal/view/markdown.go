@@ -42,21 +42,38 @@ func markdownPlan(w io.Writer, stacks []stackPlan) {
 }
 
 // DeploymentMarkdown prints one deployment and its recorded plan as GitHub Markdown for a pull-request
-// comment: a line naming the deployment, its stack, status and who created it, its message in a text
-// block, then its plan as markdownPlan renders it.
+// comment: a line naming the deployment, its stack, status and who created it, who approved or rejected
+// it with their comment (a text block), its message in a text block, then its plan as markdownPlan
+// renders it.
 func DeploymentMarkdown(w io.Writer, d *state.Deployment) {
 	code := func(s string) string { return "<code>" + fence(html.EscapeString(Sanitize(s))) + "</code>" }
 	fmt.Fprintf(w, "**Deployment** %s of stack %s: %s, created %s by %s\n", code(d.ID), code(d.Stack),
 		code(string(d.Status)), d.CreatedAt.UTC().Format(time.RFC3339), code(d.CreatedBy))
-	if d.ApprovedBy != "" {
-		fmt.Fprintf(w, "\nApproved by %s\n", code(d.ApprovedBy))
-	}
-	if d.Message != "" {
+	textBlock := func(s string) {
 		fmt.Fprintln(w, "\n```text")
-		for _, line := range strings.Split(d.Message, "\n") {
+		for _, line := range strings.Split(s, "\n") {
 			fmt.Fprintln(w, fence("  "+Sanitize(line)))
 		}
 		fmt.Fprintln(w, "```")
+	}
+	if d.ApprovedBy != "" {
+		if d.ApprovalComment == "" {
+			fmt.Fprintf(w, "\nApproved by %s\n", code(d.ApprovedBy))
+		} else {
+			fmt.Fprintf(w, "\nApproved by %s, who wrote:\n", code(d.ApprovedBy))
+			textBlock(d.ApprovalComment)
+		}
+	}
+	if d.RejectedBy != "" {
+		if d.RejectionComment == "" {
+			fmt.Fprintf(w, "\nRejected by %s\n", code(d.RejectedBy))
+		} else {
+			fmt.Fprintf(w, "\nRejected by %s, who wrote:\n", code(d.RejectedBy))
+			textBlock(d.RejectionComment)
+		}
+	}
+	if d.Message != "" {
+		textBlock(d.Message)
 	}
 	fmt.Fprintln(w)
 	if d.Plan == nil {

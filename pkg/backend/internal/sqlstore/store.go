@@ -107,7 +107,8 @@ func (s *Store) UpdateDeployment(ctx context.Context, id string, t state.Transit
 			return err
 		}
 		_, err = q.Exec(ctx, sqlschema.SQLTransition, id, string(d.Status), string(out.Status),
-			out.ApprovedBy, out.RejectedBy, out.AbortedBy, out.Error, sqlschema.Nanos(out.FinishedAt))
+			out.ApprovedBy, out.RejectedBy, out.AbortedBy, out.Error, sqlschema.Nanos(out.FinishedAt),
+			out.ApprovalComment, out.RejectionComment)
 		return err
 	})
 	if err != nil {
@@ -271,7 +272,8 @@ func (s *Store) HeartbeatDeployments(ctx context.Context, ids []string, at time.
 	return out, nil
 }
 
-// ListDeployments returns the deployments f selects, newest (highest Seq) first, without snapshots.
+// ListDeployments returns the deployments f selects (Kinds and the cursor Before included), newest
+// (highest Seq) first, without snapshots.
 func (s *Store) ListDeployments(ctx context.Context, f state.DeploymentFilter) ([]state.Deployment, error) {
 	const op = "list deployments"
 	if err := s.D.Closed(op); err != nil {
@@ -292,9 +294,24 @@ func (s *Store) ListDeployments(ctx context.Context, f state.DeploymentFilter) (
 		where = append(where, in)
 		args = append(args, inArgs...)
 	}
+	if len(f.Kinds) > 0 {
+		kinds := make([]string, len(f.Kinds))
+		for i, k := range f.Kinds {
+			kinds[i] = string(k)
+		}
+		in, inArgs := s.D.In("kind", len(args)+1, kinds)
+		where = append(where, in)
+		args = append(args, inArgs...)
+	}
 	if f.IDPrefix != "" {
 		args = append(args, len(f.IDPrefix), f.IDPrefix)
 		where = append(where, fmt.Sprintf("substr(id, 1, $%d) = $%d", len(args)-1, len(args)))
+	}
+	if f.Before != 0 {
+		// The cursor: a page starts below the last (lowest) seq of the page before, on the indexes
+		// deployments_stack_seq and deployments_stack_kind_seq.
+		args = append(args, f.Before)
+		where = append(where, fmt.Sprintf("seq < $%d", len(args)))
 	}
 	query := `SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments`
 	if len(where) > 0 {
