@@ -165,34 +165,25 @@ func (cs consoleSource) Stacks(ctx context.Context, c console.Caller, sc console
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]int64, len(overviews))
-	for i, o := range overviews {
-		ids[i] = o.ID
-	}
-	queues, err := cs.s.db.Queues(ctx, ids, false)
-	if err != nil {
-		return nil, err
-	}
 	locks, err := cs.locks(ctx, sc, "")
 	if err != nil {
 		return nil, err
 	}
 	out := make([]console.StackSummary, 0, len(overviews))
 	for _, o := range overviews {
-		sum := console.StackSummary{Name: o.Name, Version: o.Version, Proposed: o.Proposed}
-		if o.Last != nil {
+		sum := console.StackSummary{Name: o.Name, Version: o.Version, Waiting: o.Waiting, Proposed: o.Proposed}
+		for rec, to := range map[*json.RawMessage]**state.Deployment{&o.Last: &sum.Last, &o.Running: &sum.Running} {
+			if *rec == nil {
+				continue
+			}
 			var d state.Deployment
-			if err := json.Unmarshal(o.Last, &d); err != nil {
+			if err := json.Unmarshal(*rec, &d); err != nil {
 				return nil, fmt.Errorf("deployment record of stack %s: %w", o.Name, err)
 			}
-			sum.Last, sum.Status = &d, d.Status
+			*to = &d
 		}
-		for _, d := range queues[o.ID] {
-			if d.Status == state.StatusRunning {
-				sum.Running = &d
-			} else {
-				sum.Waiting++
-			}
+		if sum.Last != nil {
+			sum.Status = sum.Last.Status
 		}
 		for _, l := range locks {
 			if l.info.Stack == o.Name {

@@ -2,18 +2,23 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cdkx-dev/cdkx/internal/console"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -630,4 +635,104 @@ func TestConsoleBesideAPI(t *testing.T) {
 	if resp, _ := b.do("POST", "/login", big); resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("POST /login of %d bytes = %d, want 413", len(big.Encode()), resp.StatusCode)
 	}
+}
+
+func TestConsoleEvents(t *testing.T) {
+	e := newConsoleEnv(t, console.Options{})
+	e.createIn("org", dep("r", "dev", state.StatusProposed))
+	ctx := context.Background()
+	st, err := e.srv.db.LookupStack(ctx, storage.StackPath{Org: "org", Project: "proj", Stack: "dev"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []storage.Event
+	for i := int64(1); i <= 3; i++ {
+		ev := state.Event{DeploymentID: "r", Seq: i, Stack: "dev", LogicalID: fmt.Sprintf("R%d", i), Status: "created"}
+		data, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, storage.Event{Seq: i, Data: data})
+	}
+	if err := e.srv.db.InsertEvents(ctx, st.ID, "r", stored); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		after int
+		want  []string
+	}{{0, []string{"R1", "R2", "R3"}}, {2, []string{"R3"}}, {3, []string{}}} {
+		events, err := e.src.Events(ctx, e.reader, orgScope, "r", tt.after)
+		if err != nil {
+			t.Fatalf("Events(after %d) = %v", tt.after, err)
+		}
+		got := []string{}
+		for _, ev := range events {
+			got = append(got, ev.LogicalID)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Events(after %d) (-want +got):\n%s", tt.after, diff)
+		}
+	}
+	if events, err := e.src.Events(ctx, e.carol, otherScope, "r", 0); err != nil || len(events) != 0 {
+		t.Errorf("Events(carol, other, r) = %v, %v; want none", events, err)
+	}
+}
+
+// TestConsoleAtScale measures the console's reads of a stack with 10,000 deployments (set
+// CDKX_CONSOLE_SCALE=1; slow to set up): a page of history and the stacks page must answer in under
+// 200 ms.
+func TestConsoleAtScale(t *testing.T) {
+	if os.Getenv("CDKX_CONSOLE_SCALE") == "" {
+		t.Skip("set CDKX_CONSOLE_SCALE=1 to measure the console on 10,000 deployments")
+	}
+	e := newConsoleEnv(t, console.Options{})
+	const n, batch = 10000, 1000
+	for i := 0; i < n; i += batch {
+		var ds []state.Deployment
+		for j := i; j < i+batch; j++ {
+			d := dep(fmt.Sprintf("d%05d", j), "dev", state.StatusProposed)
+			if j%2 == 1 {
+				d.Status = state.StatusPending
+				d.Kind = state.KindPlan
+			}
+			ds = append(ds, d)
+		}
+		e.createIn("org", ds...)
+	}
+	ctx := context.Background()
+	measure := func(name string, f func() error) {
+		t.Helper()
+		var took []time.Duration
+		for range 9 {
+			start := time.Now()
+			if err := f(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		t.Logf("%s: median of 9 %v, worst %v", name, took[4], took[8])
+		if took[4] > 200*time.Millisecond {
+			t.Errorf("%s took %v (median), want under 200ms", name, took[4])
+		}
+	}
+	var cursor string
+	measure("first page", func() error {
+		p, err := e.src.Deployments(ctx, e.bob, orgScope, console.Query{Stack: "dev"})
+		cursor = p.Next
+		return err
+	})
+	measure("a page deep in the history", func() error {
+		_, err := e.src.Deployments(ctx, e.bob, orgScope, console.Query{Stack: "dev", Cursor: "100"})
+		return err
+	})
+	measure("next page, deploys only", func() error {
+		_, err := e.src.Deployments(ctx, e.bob, orgScope, console.Query{Stack: "dev", Cursor: cursor, Kinds: []state.DeploymentKind{state.KindDeploy}})
+		return err
+	})
+	measure("stacks page", func() error { _, err := e.src.Stacks(ctx, e.bob, orgScope); return err })
+	b := e.browser()
+	b.login(e.bobTok)
+	measure("GET the stack's page", func() error { b.must(200, "GET", "/org/proj/stacks/dev", nil); return nil })
+	measure("GET the stacks page", func() error { b.must(200, "GET", "/org/proj/stacks", nil); return nil })
 }

@@ -29,21 +29,25 @@ const listRecordSQL = `(d.record - 'plan')`
 
 // StackOverview is a stack of a project as the console's stacks page needs it.
 type StackOverview struct {
-	// ID is the stack's row ID; Name its name; Version its state version.
-	ID      int64
+	// Name is the stack's name; Version its state version.
 	Name    string
 	Version int64
-	// Last is the record of its newest deployment without the plan (nil: none); Proposed counts its
-	// PROPOSED deployments.
-	Last     json.RawMessage
-	Proposed int
+	// Last and Running are the records of its newest deployment and of its RUNNING one, without plans
+	// (nil: none).
+	Last, Running json.RawMessage
+	// Waiting counts its PENDING and APPROVED deployments, Proposed its PROPOSED ones.
+	Waiting, Proposed int
 }
 
-// StackOverviews returns the stacks of org and project, by name, each with its newest deployment and
-// the count of its open proposals (index svc_deployments_stack_seq).
+// StackOverviews returns the stacks of org and project, by name, each with its newest deployment, its
+// RUNNING one and the counts of its waiting deployments and open proposals, in one statement (indexes
+// svc_deployments_stack_seq and svc_deployments_one_running): records are read for two deployments a
+// stack, however long its queue.
 func (c Conn) StackOverviews(ctx context.Context, org, project string) ([]StackOverview, error) {
-	rows, err := c.q.Query(ctx, `SELECT s.id, s.name, s.version,
+	rows, err := c.q.Query(ctx, `SELECT s.name, s.version,
   (SELECT `+listRecordSQL+` FROM svc_deployments d WHERE d.stack_id = s.id ORDER BY d.seq DESC LIMIT 1),
+  (SELECT `+listRecordSQL+` FROM svc_deployments d WHERE d.stack_id = s.id AND d.status = 'RUNNING'),
+  (SELECT count(*) FROM svc_deployments d WHERE d.stack_id = s.id AND d.status IN ('PENDING', 'APPROVED')),
   (SELECT count(*) FROM svc_deployments d WHERE d.stack_id = s.id AND d.status = 'PROPOSED')
 FROM svc_stacks s WHERE s.org = $1 AND s.project = $2 ORDER BY s.name`, org, project)
 	if err != nil {
@@ -51,10 +55,13 @@ FROM svc_stacks s WHERE s.org = $1 AND s.project = $2 ORDER BY s.name`, org, pro
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (StackOverview, error) {
 		var o StackOverview
-		var last []byte
-		err := row.Scan(&o.ID, &o.Name, &o.Version, &last, &o.Proposed)
+		var last, running []byte
+		err := row.Scan(&o.Name, &o.Version, &last, &running, &o.Waiting, &o.Proposed)
 		if last != nil {
 			o.Last = last
+		}
+		if running != nil {
+			o.Running = running
 		}
 		return o, err
 	})
