@@ -218,12 +218,12 @@ func (l *Local) review() operation.Review {
 	return operation.Review{Backend: l.Backend, By: l.By, Now: l.Now}
 }
 
-// Approve approves a proposal (operation.Review). TODO(i23-records): store the comment once records keep it.
+// Approve approves a proposal with comment (operation.Review).
 func (l *Local) Approve(ctx context.Context, c Caller, s Scope, id, comment string) error {
 	if err := l.writable(c, s); err != nil {
 		return err
 	}
-	_, err := l.review().Approve(ctx, id)
+	_, err := l.review().Approve(ctx, id, comment)
 	return err
 }
 
