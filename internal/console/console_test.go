@@ -572,6 +572,7 @@ func TestEscaping(t *testing.T) {
 	hostile := proposal
 	hostile.Message = "<script>alert(1)</script>\u202eevil\x1b[31m"
 	hostile.CreatedBy = "<img src=x onerror=alert(1)>"
+	hostile.RejectionComment = "no <script>alert(2)</script>\u202e"
 	hostile.Plan = &state.Plan{Create: 1, Values: true, Steps: []state.PlanStep{{Resource: "dns/<b>", Stack: "dns", LogicalID: "<b>x</b>", Type: "t",
 		Op: "create", Inputs: map[string]any{"name": "</pre><script>x()</script>\u202e"}}}}
 	src := &fakeSource{DeploymentF: func(context.Context, Caller, Scope, string) (*state.Deployment, error) { d := hostile; return &d, nil }}
@@ -583,7 +584,7 @@ func TestEscaping(t *testing.T) {
 			t.Errorf("the page contains %q as it is", bad)
 		}
 	}
-	for _, good := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `\u202eevil\x1b[31m`, "&lt;img src=x onerror=alert(1)&gt;"} {
+	for _, good := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `\u202eevil\x1b[31m`, "&lt;img src=x onerror=alert(1)&gt;", "Rejection comment", `no &lt;script&gt;alert(2)&lt;/script&gt;\u202e`} {
 		if !strings.Contains(body, good) {
 			t.Errorf("the page lacks %q (escaped, visible)", good)
 		}
@@ -763,7 +764,7 @@ func TestAuditAndMoved(t *testing.T) {
 	rejected := state.Deployment{ID: "77777777-0000-4000-8000-000000000007", Stack: "dns", Kind: state.KindDeploy, Status: state.StatusRejected,
 		CreatedBy: "dave", CreatedAt: t0.Add(-30 * time.Minute), RejectedBy: "erin", FinishedAt: t0.Add(-20 * time.Minute)}
 	approved := completed
-	approved.ApprovedBy = "frank"
+	approved.ApprovedBy, approved.ApprovalComment = "frank", "<i>ship it</i>"
 	src := &fakeSource{DeploymentsF: func(_ context.Context, _ Caller, _ Scope, q Query) (Page, error) {
 		return Page{Deployments: []state.Deployment{proposal, rejected, approved}, Next: "n1"}, nil
 	}}
@@ -783,6 +784,9 @@ func TestAuditAndMoved(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit rows (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(body, `<td class="msg">&lt;i&gt;ship it&lt;/i&gt;</td>`) {
+		t.Errorf("the audit list lacks the approval comment, escaped:\n%s", body)
 	}
 	if !strings.Contains(body, `href="?cursor=n1"`) {
 		t.Error("the audit page has no link to older entries")
