@@ -4,6 +4,7 @@ package diff
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -78,8 +79,17 @@ the summary, then a collapsible section per stack.`,
 	return cmd
 }
 
+// gcPercent is the collector's GOGC for a diff when the environment sets none: a diff is short-lived and
+// holds the assembly, the state and the plan to its end, so collecting at twice the default heap growth
+// saves 0.3-0.45 s of the 3.4-3.7 s of CPU of a no-op diff of 100,000 resources for 40-70 MB more peak
+// RSS (docs/performance.md).
+const gcPercent = 200
+
 func diffRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
+	if f.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	var ahead *operation.ReadAhead
 	if !opts.Record { // a diff creates no state file; --record's backend opens only for a valid assembly
 		ahead = operation.StartReadAhead(ctx, func(ctx context.Context) (state.Backend, error) {
