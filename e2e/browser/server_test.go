@@ -5,6 +5,7 @@ package browser
 import (
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -34,6 +35,9 @@ const (
 func TestConsoleServer(t *testing.T) {
 	chromiumPath(t)
 	testContext(t, 5*time.Minute)
+	if os.Getenv(postgrestest.URLEnv) == "" && os.Getenv("CI") != "" {
+		t.Fatalf("%s is unset: scripts/test.sh starts a PostgreSQL and sets it", postgrestest.URLEnv)
+	}
 	dbURL := postgrestest.FreshSchema(t)
 	dir := t.TempDir()
 	token := func(name string, flags ...string) string {
