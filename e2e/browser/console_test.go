@@ -53,21 +53,19 @@ func TestConsoleLocal(t *testing.T) {
 	loginWithToken(t, b, token, login)
 	walk(t, b, walkCase{
 		scope: "/local/default", prev: prev, prop: prop.ID, open: open.ID,
-		run: func() { cdkx(t, dir, env, "deployments", "run", prop.ID) },
-		status: func(id string) string {
-			return showStatus(t, dir, env, id)
-		},
+		run:    func() { cdkx(t, dir, env, "deployments", "run", prop.ID) },
+		record: func(id string) map[string]any { return showRecord(t, dir, env, id) },
 	})
 	logout(t, b, "/local/default/stacks")
 }
 
 // walkCase is what walk needs of a console: its scope's path, the deployments the test recorded, how
-// the approved one is run, and how to read a deployment's status outside the browser.
+// the approved one is run, and how to read a deployment's record outside the browser.
 type walkCase struct {
 	scope            string // "/{org}/{project}"
 	prev, prop, open string // the completed v1, the proposal to approve (v2), the one left open (v3)
 	run              func()
-	status           func(id string) string
+	record           func(id string) map[string]any // `cdkx deployments show ID --json`
 }
 
 // walk drives the pages of a logged-in browser, as one person would (see TestConsoleLocal).
@@ -123,8 +121,16 @@ func walk(t *testing.T, b *browser, c walkCase) {
 	if got := b.status(); got != "APPROVED" {
 		t.Fatalf("after Approve: data-status = %q, want APPROVED:\n%s", got, b.text())
 	}
-	if txt := b.text(); !strings.Contains(txt, comment) {
-		t.Errorf("the approved deployment's page does not show the comment %q as text:\n%s", comment, txt)
+	// The comment is recorded (i23-records: approvalComment) and then shown as text.
+	if rec := c.record(c.prop); rec["approvalComment"] != nil {
+		if rec["approvalComment"] != comment {
+			t.Errorf("the record's approvalComment = %q, want %q", rec["approvalComment"], comment)
+		}
+		if txt := b.text(); !strings.Contains(txt, comment) {
+			t.Errorf("the approved deployment's page does not show the comment %q as text:\n%s", comment, txt)
+		}
+	} else {
+		t.Logf("the record carries no approvalComment: this cdkx stores no review comments yet")
 	}
 	if b.has(`b`) && eval[bool](b, `Array.from(document.querySelectorAll('b')).some(e => e.textContent === 'now')`) {
 		t.Errorf("the comment's markup %q became an element: not escaped", comment)
@@ -153,7 +159,7 @@ func walk(t *testing.T, b *browser, c walkCase) {
 	if n := eval[int](b, `document.querySelectorAll('.event').length`); n == 0 {
 		t.Errorf("the completed deployment's page lists no .event rows:\n%s", b.text())
 	}
-	if st := c.status(c.prop); st != "COMPLETED" {
+	if st := c.record(c.prop)["status"]; st != "COMPLETED" {
 		t.Errorf("the record of %s says %s, want COMPLETED", c.prop, st)
 	}
 	b.shoot("completed")
@@ -193,7 +199,7 @@ func walk(t *testing.T, b *browser, c walkCase) {
 			t.Errorf("POST %s with the session cookie, without the CSRF token = %d, want 403", action, code)
 		}
 	}
-	if st := c.status(c.open); st != "PROPOSED" {
+	if st := c.record(c.open)["status"]; st != "PROPOSED" {
 		t.Errorf("after the POSTs without CSRF token: %s is %s, want PROPOSED", c.open, st)
 	}
 }
@@ -292,15 +298,13 @@ func deployApp(t *testing.T, dir string, env []string, app string, extra ...stri
 	return ""
 }
 
-// showStatus returns a deployment's status as `cdkx deployments show ID --json` prints it.
-func showStatus(t *testing.T, dir string, env []string, id string) string {
+// showRecord returns a deployment's record as `cdkx deployments show ID --json` prints it.
+func showRecord(t *testing.T, dir string, env []string, id string) map[string]any {
 	t.Helper()
-	var d struct {
-		Status string `json:"status"`
-	}
+	var d map[string]any
 	out := cdkx(t, dir, env, "deployments", "show", id, "--json")
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatalf("cdkx deployments show %s --json: %v\n%s", id, err, out)
 	}
-	return d.Status
+	return d
 }

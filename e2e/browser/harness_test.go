@@ -11,7 +11,7 @@
 //
 // Screenshots of every page at 1440 and 375 px wide go to $CDKX_SCREENSHOTS (created when missing), or
 // to a temporary folder of the test; they are for review, not goldens. CDKX_CHROMIUM names the browser
-// (default: chromium on PATH). As root, chromium cannot start its sandbox, so the tests pass
+// (default: chromium on PATH); CDKX_BROWSER_BIN a cdkx binary to test instead of building one. As root, chromium cannot start its sandbox, so the tests pass
 // --no-sandbox then, and only then.
 package browser
 
@@ -48,6 +48,10 @@ func TestMain(m *testing.M) {
 }
 
 func buildAndRun(m *testing.M) int {
+	if bin := os.Getenv("CDKX_BROWSER_BIN"); bin != "" { // a cdkx built elsewhere, e.g. from another worktree
+		cdkxBin = bin
+		return m.Run()
+	}
 	dir, err := os.MkdirTemp("", "cdkx-browser-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

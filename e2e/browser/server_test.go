@@ -83,7 +83,7 @@ func TestConsoleServer(t *testing.T) {
 			}
 			a.shoot("second-person")
 		}
-		if st := showStatus(t, dir, as(alice), prop.ID); st != "PROPOSED" {
+		if st := showRecord(t, dir, as(alice), prop.ID)["status"]; st != "PROPOSED" {
 			t.Fatalf("after alice's approvals: %s is %s, want PROPOSED", prop.ID, st)
 		}
 	})
@@ -97,7 +97,7 @@ func TestConsoleServer(t *testing.T) {
 		walk(t, b, walkCase{
 			scope: scope, prev: prev.ID, prop: prop.ID, open: open.ID,
 			run:    func() { cdkx(t, dir, as(alice), "deployments", "run", prop.ID) },
-			status: func(id string) string { return showStatus(t, dir, as(alice), id) },
+			record: func(id string) map[string]any { return showRecord(t, dir, as(alice), id) },
 		})
 		logout(t, b, scope+"/stacks")
 	})
@@ -136,7 +136,7 @@ func TestConsoleServer(t *testing.T) {
 		if code != http.StatusForbidden {
 			t.Errorf("the auditor's forged unlock with a valid CSRF token = %d, want 403", code)
 		}
-		if st := showStatus(t, dir, as(alice), open.ID); st != "PROPOSED" {
+		if st := showRecord(t, dir, as(alice), open.ID)["status"]; st != "PROPOSED" {
 			t.Errorf("after the auditor's forged POSTs: %s is %s, want PROPOSED", open.ID, st)
 		}
 	})
