@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // Values of the app's versions: v1 is deployed, v2 proposed (and approved in the browser), v3 proposed
@@ -102,7 +104,8 @@ func walk(t *testing.T, b *browser, c walkCase) {
 		t.Errorf("the proposal's data-status = %q, want PROPOSED", got)
 	}
 	txt := b.text()
-	for _, want := range []string{"App/Www", "team-blue", "team-green", "300", "120", "lower the TTL"} {
+	// The plan with its values, as `cdkx deployments show` renders it.
+	for _, want := range []string{"Cdkx::Core::Data Www", `input.owner = "team-blue" → "team-green"`, "300 → 120", "lower the TTL"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("the proposal's page does not show %q:\n%s", want, txt)
 		}
@@ -174,10 +177,22 @@ func walk(t *testing.T, b *browser, c walkCase) {
 			t.Errorf("compare does not show %q:\n%s", want, txt)
 		}
 	}
-	if !b.has(`input[name=hideIdentical]`) {
-		t.Errorf("compare has no checkbox name=hideIdentical")
+	if !strings.Contains(txt, "App/Mail") {
+		t.Errorf("compare does not show the identical resource App/Mail before hiding identical ones:\n%s", txt)
 	}
 	b.shoot("compare")
+	if !b.has(`input[name=hideIdentical]`) {
+		t.Errorf("compare has no checkbox name=hideIdentical")
+	} else {
+		before := eval[float64](b, `performance.timeOrigin`)
+		b.do("hide identical", chromedp.Click(chromedp.CSS(`input[name=hideIdentical]`)),
+			evalVoid(`document.querySelector('input[name=hideIdentical]').form.requestSubmit()`))
+		b.waitJS("compare with identical resources hidden", `performance.timeOrigin !== `+jsNumber(before)+` && document.readyState === "complete"`, actionTimeout)
+		if txt := b.text(); strings.Contains(txt, "App/Mail") || !strings.Contains(txt, "team-green") {
+			t.Errorf("compare with hideIdentical: want App/Www's change and no App/Mail:\n%s", txt)
+		}
+		b.shoot("compare-hide-identical")
+	}
 
 	// Locks and audit.
 	for _, page := range []string{"locks", "audit"} {
