@@ -94,6 +94,12 @@ func walk(t *testing.T, b *browser, c walkCase) {
 			t.Errorf("the stack page has no link to deployment %s:\n%s", id, b.text())
 		}
 	}
+	// The queue comes first and lists open proposals in creation order: v2's before v3's.
+	order := eval[[]string](b, `Array.from(document.querySelectorAll('a[href*="/deployments/"]'))
+		.map(a => a.getAttribute('href').split('/deployments/')[1])`)
+	if i, j := slices.Index(order, c.prop), slices.Index(order, c.open); i < 0 || j < 0 || i > j {
+		t.Errorf("the stack page lists the deployments %q: want the proposal %s before %s (the queue, in creation order)", order, c.prop, c.open)
+	}
 	b.shoot("stack")
 
 	// The proposal, with its values.
