@@ -52,6 +52,10 @@ func TestConsoleLocal(t *testing.T) {
 
 	b := newBrowser(t, "local", base, shots)
 	checkHeaders(t, base+"/login")
+	b.open("/local/default/stacks")
+	if !b.has(`input[name=token]`) {
+		t.Errorf("without a session, /local/default/stacks is not the login form (at %s):\n%s", b.location(), b.text())
+	}
 	loginWithToken(t, b, token, login)
 	walk(t, b, walkCase{
 		scope: "/local/default", prev: prev, prop: prop.ID, open: open.ID,
