@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/operation/plantext"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -26,8 +27,8 @@ func markdownPlan(w io.Writer, stacks []stackPlan) {
 		}
 		fmt.Fprintf(w, "\n<details><summary>Stack %s: %s</summary>\n\n```diff\n", name, countsText(sp.plan))
 		for _, s := range sp.steps() {
-			for _, l := range stepLines(s) {
-				fmt.Fprintln(w, fence(diffColumn(l.under)+" "+l.render(newPalette(false))))
+			for _, l := range plantext.StepLines(s) {
+				fmt.Fprintln(w, fence(diffColumn(l.Under)+" "+renderLine(l, newPalette(false))))
 			}
 		}
 		if len(sp.outputs) > 0 {
