@@ -36,7 +36,6 @@ const comment = `ship it <b>now</b>`
 //	go test -tags browser -run TestConsoleLocal -count=1 -v ./e2e/browser/
 func TestConsoleLocal(t *testing.T) {
 	chromiumPath(t)
-	testContext(t, 5*time.Minute)
 	dir := t.TempDir()
 	stateFile := filepath.Join(dir, "state.db")
 	env := clientEnv("CDKX_STATE=" + stateFile)

@@ -568,15 +568,8 @@ func writeApp(t *testing.T, dir string, inputs map[string]any) string {
 	return out
 }
 
-// testContext bounds a whole test.
-func testContext(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// statusOf GETs path with the client and returns the status code.
+// statusOf sends method to rawURL with the client (form, when not nil, as its body) and returns the
+// answer's status code and headers.
 func statusOf(t *testing.T, c *http.Client, method, rawURL string, form url.Values) (int, http.Header) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cdkx-dev/cdkx/pkg/backend/postgres/postgrestest"
 )
@@ -34,7 +33,6 @@ const (
 //	CDKX_TEST_POSTGRES_URL=… go test -tags browser -run TestConsoleServer -count=1 -v ./e2e/browser/
 func TestConsoleServer(t *testing.T) {
 	chromiumPath(t)
-	testContext(t, 5*time.Minute)
 	if os.Getenv(postgrestest.URLEnv) == "" && os.Getenv("CI") != "" {
 		t.Fatalf("%s is unset: scripts/test.sh starts a PostgreSQL and sets it", postgrestest.URLEnv)
 	}
