@@ -312,7 +312,7 @@ func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	c.render(w, r, http.StatusOK, "login", nil, map[string]any{"Next": safeNext(r.URL.Query().Get("next"), c.opts.BasePath)})
+	c.render(w, r, http.StatusOK, "login", nil, map[string]any{"Title": "Log in", "Next": safeNext(r.URL.Query().Get("next"), c.opts.BasePath)})
 }
 
 func (c *console) login(w http.ResponseWriter, r *http.Request) {
@@ -326,7 +326,7 @@ func (c *console) login(w http.ResponseWriter, r *http.Request) {
 func (c *console) tryLogin(w http.ResponseWriter, r *http.Request, token, next string) {
 	now := c.opts.Now()
 	if !c.logins.allow(now) {
-		c.render(w, r, http.StatusTooManyRequests, "login", nil, map[string]any{"Error": "Too many failed logins: wait a minute and try again."})
+		c.render(w, r, http.StatusTooManyRequests, "login", nil, map[string]any{"Title": "Log in", "Error": "Too many failed logins: wait a minute and try again."})
 		return
 	}
 	caller, err := c.src.Authenticate(r.Context(), token)
@@ -336,7 +336,7 @@ func (c *console) tryLogin(w http.ResponseWriter, r *http.Request, token, next s
 		if err != nil && !errors.Is(err, ErrUnauthorized) {
 			status = http.StatusInternalServerError
 		}
-		c.render(w, r, status, "login", nil, map[string]any{"Error": "Login failed: the token was not accepted."})
+		c.render(w, r, status, "login", nil, map[string]any{"Title": "Log in", "Error": "Login failed: the token was not accepted."})
 		return
 	}
 	if old := c.current(r); old != nil { // a new session on every login: no fixation
@@ -379,14 +379,14 @@ func (c *console) home(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, c.path("/"+url.PathEscape(scopes[0].Org)+"/"+url.PathEscape(scopes[0].Project)+"/stacks"), http.StatusSeeOther)
 		return
 	}
-	c.render(w, r, http.StatusOK, "home", s, map[string]any{"Scopes": scopes})
+	c.render(w, r, http.StatusOK, "home", s, map[string]any{"Title": "Projects", "Scopes": scopes})
 }
 
 // --- errors ---
 
 // fail answers with the error page.
 func (c *console) fail(w http.ResponseWriter, r *http.Request, s *session, status int, msg string) {
-	c.render(w, r, status, "error", s, map[string]any{"Status": status, "StatusText": http.StatusText(status), "Message": msg})
+	c.render(w, r, status, "error", s, map[string]any{"Title": http.StatusText(status), "Status": status, "StatusText": http.StatusText(status), "Message": msg})
 }
 
 // sourceError maps a Source's error to an answer (see the error values).

@@ -288,4 +288,3 @@ func (l *Local) writable(c Caller, s Scope) error {
 	}
 	return nil
 }
-

@@ -51,7 +51,7 @@ func parsePages() map[string]*template.Template {
 			}
 			return m
 		},
-		"has": func(v url.Values, key, value string) bool { return slices.Contains(v[key], value) },
+		"has":   func(v url.Values, key, value string) bool { return slices.Contains(v[key], value) },
 		"query": url.QueryEscape,
 	}
 	out := map[string]*template.Template{}
@@ -241,7 +241,7 @@ func (c *console) deploymentPage(w http.ResponseWriter, r *http.Request, s *sess
 	}
 	data["CanApprove"] = d.Status == state.StatusProposed
 	data["CanReject"] = d.Status == state.StatusProposed
-	data["CanAbort"] = d.Status == state.StatusProposed || d.Status.Queued()
+	data["CanAbort"] = d.Status.Queued() // a proposal is rejected, not aborted (operation.Review.Abort)
 	data["CanRedeploy"] = d.Status == state.StatusCompleted && d.Kind == state.KindDeploy
 	c.render(w, r, http.StatusOK, "deployment", s, data)
 }
