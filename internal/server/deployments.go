@@ -486,10 +486,10 @@ func (s *Server) heartbeatDeployments(r *http.Request, c *call) (any, error) {
 	return out, nil
 }
 
-// lockDeployment locks deployment id of the request's project and returns its record and the name of
+// lockDeployment locks deployment id of org and project and returns its record and the name of
 // the token that claimed it ("" when none or unknown); 404 when absent.
-func lockDeployment(ctx context.Context, tx *storage.Tx, r *http.Request, id string) (*state.Deployment, string, error) {
-	d, claimer, err := tx.LockDeployment(ctx, r.PathValue("org"), r.PathValue("project"), id)
+func lockDeployment(ctx context.Context, tx *storage.Tx, org, project, id string) (*state.Deployment, string, error) {
+	d, claimer, err := tx.LockDeployment(ctx, org, project, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, "", errorf(http.StatusNotFound, "Not Found: deployment %s not found", id)
 	}
@@ -565,41 +565,55 @@ func (s *Server) transitionDeployment(r *http.Request, c *call) (any, error) {
 	}
 	id := r.PathValue("id")
 	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
-		d, claimer, err := lockDeployment(ctx, tx, r, id)
+		record, err := s.transition(ctx, tx, r.PathValue("org"), r.PathValue("project"), id, c, req)
 		if err != nil {
-			return nil, err
+			return nil, stateError(err)
 		}
-		// The state machine's rules of a transition (state.ApplyTransition), on the deployment as the
-		// tokens see it (tokenView).
-		view, actor := tokenView(d, claimer, c)
-		at := req.At.UTC()
-		if at.IsZero() {
-			at = s.clockNow()
-		}
-		next, err := state.ApplyTransition(view, state.Transition{From: req.From, To: req.To, By: actor.Name, Runner: actor.Runner, Error: req.Error, At: at}, s.policy())
-		if err != nil {
-			if err := stateError(err); errors.As(err, new(*apiError)) {
-				return nil, err
-			}
-			return nil, errorf(http.StatusBadRequest, "Bad Request: a deployment becomes %s only by a claim or a finish (POST …/deployments/claim, PATCH …/deployments/{id})", req.To)
-		}
-		fields := map[string]any{}
-		switch req.To {
-		case state.StatusApproved:
-			fields["approvedBy"] = next.ApprovedBy
-		case state.StatusRejected:
-			fields["rejectedBy"] = next.RejectedBy
-		case state.StatusAborted:
-			fields["abortedBy"] = next.AbortedBy
-		}
-		if req.Error != "" {
-			fields["error"] = next.Error
-		}
-		if req.To.Terminal() {
-			fields["finishedAt"] = next.FinishedAt
-		}
-		return setRecord(ctx, tx, id, req.To, fields)
+		return record, nil
 	})
+}
+
+// transition makes the change req of deployment id of org and project, asked by c, in tx (its row
+// locked): the state machine's rules of a transition (state.ApplyTransition, under the server's policy)
+// on the deployment as the tokens see it (tokenView). It returns the record as changed; an *apiError 404
+// when there is no such deployment, 400 for a status only a claim or a finish makes; the state machine's
+// errors as they are. The API (transitionDeployment) and the console (console.go) both change statuses
+// through it.
+func (s *Server) transition(ctx context.Context, tx *storage.Tx, org, project, id string, c *call, req stateapi.TransitionRequest) (json.RawMessage, error) {
+	d, claimer, err := lockDeployment(ctx, tx, org, project, id)
+	if err != nil {
+		return nil, err
+	}
+	view, actor := tokenView(d, claimer, c)
+	at := req.At.UTC()
+	if at.IsZero() {
+		at = s.clockNow()
+	}
+	next, err := state.ApplyTransition(view, state.Transition{From: req.From, To: req.To, By: actor.Name, Runner: actor.Runner, Error: req.Error, At: at}, s.policy())
+	var te *state.TransitionError
+	var fe *state.ForbiddenError
+	switch {
+	case errors.As(err, &te), errors.As(err, &fe):
+		return nil, err
+	case err != nil:
+		return nil, errorf(http.StatusBadRequest, "Bad Request: a deployment becomes %s only by a claim or a finish (POST …/deployments/claim, PATCH …/deployments/{id})", req.To)
+	}
+	fields := map[string]any{}
+	switch req.To {
+	case state.StatusApproved:
+		fields["approvedBy"] = next.ApprovedBy
+	case state.StatusRejected:
+		fields["rejectedBy"] = next.RejectedBy
+	case state.StatusAborted:
+		fields["abortedBy"] = next.AbortedBy
+	}
+	if req.Error != "" {
+		fields["error"] = next.Error
+	}
+	if req.To.Terminal() {
+		fields["finishedAt"] = next.FinishedAt
+	}
+	return setRecord(ctx, tx, id, req.To, fields)
 }
 
 // requestAbort answers POST …/deployments/{id}/abort (stateapi.AbortRequest).
@@ -610,16 +624,26 @@ func (s *Server) requestAbort(r *http.Request, c *call) (any, error) {
 	}
 	id := r.PathValue("id")
 	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
-		d, _, err := lockDeployment(ctx, tx, r, id)
-		if err != nil {
-			return nil, err
-		}
-		next, err := state.ApplyAbortRequest(*d, c.user)
+		record, err := s.abortRequest(ctx, tx, r.PathValue("org"), r.PathValue("project"), id, c)
 		if err != nil {
 			return nil, stateError(err)
 		}
-		return setRecord(ctx, tx, id, state.StatusRunning, map[string]any{"abortedBy": next.AbortedBy})
+		return record, nil
 	})
+}
+
+// abortRequest asks the runner of the RUNNING deployment id of org and project to stop, as c
+// (state.ApplyAbortRequest), in tx; the API (requestAbort) and the console both ask through it.
+func (s *Server) abortRequest(ctx context.Context, tx *storage.Tx, org, project, id string, c *call) (json.RawMessage, error) {
+	d, _, err := lockDeployment(ctx, tx, org, project, id)
+	if err != nil {
+		return nil, err
+	}
+	next, err := state.ApplyAbortRequest(*d, c.user)
+	if err != nil {
+		return nil, err
+	}
+	return setRecord(ctx, tx, id, state.StatusRunning, map[string]any{"abortedBy": next.AbortedBy})
 }
 
 // finishDeployment answers PATCH …/deployments/{id} (stateapi.FinishRequest).
@@ -635,7 +659,7 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 	}
 	id := r.PathValue("id")
 	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
-		d, claimer, err := lockDeployment(ctx, tx, r, id)
+		d, claimer, err := lockDeployment(ctx, tx, r.PathValue("org"), r.PathValue("project"), id)
 		if err != nil {
 			return nil, err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/internal/console"
 	"github.com/cdkx-dev/cdkx/internal/server"
 )
 
@@ -40,6 +41,12 @@ type Options struct {
 	// keep-alive connection; MaxConnsPerAddr caps the open connections of one client address (0: none).
 	ReadHeaderTimeout, BodyTimeout, IdleTimeout time.Duration
 	MaxConnsPerAddr                             int
+	// NoConsole turns the web console off (--no-console); ConsoleSecureCookies marks its session cookie
+	// Secure (--console-secure-cookies: TLS ends in a proxy that does not send X-Forwarded-Proto);
+	// TrustedProxy trusts X-Forwarded-Proto from the proxy in front (--trusted-proxy); ConsoleSession is
+	// a session's lifetime (--console-session).
+	NoConsole, ConsoleSecureCookies, TrustedProxy bool
+	ConsoleSession                                time.Duration
 }
 
 // NewCmdServer returns the server command and its token subcommands; runF replaces serverRun in tests.
@@ -54,6 +61,11 @@ Service API: the cdkx CLI and the Pulumi CLI (pulumi login http://HOST:PORT) can
 It listens on 127.0.0.1:8080 unless --listen says otherwise; it speaks plain HTTP, so terminate TLS
 in a proxy in front of it. Several replicas may share one database. Clients authenticate with API
 tokens from "cdkx server token create NAME".
+
+Console: the web console is served at / on the same address (http://HOST:PORT/login): log in with
+an API token; the token's organizations and read-only scope apply to every page and action. Its
+session cookie is HttpOnly and SameSite=Strict, and Secure with --console-secure-cookies or, with
+--trusted-proxy, when the proxy in front sends X-Forwarded-Proto: https. --no-console turns it off.
 
 Secrets: with a key (--secrets-key-file, or CDKX_SERVER_SECRETS_KEY), the server encrypts the
 secrets of stacks that use the Pulumi CLI's default service secrets provider (AES-256-GCM; a
@@ -92,6 +104,10 @@ Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SEC
 	cmd.Flags().DurationVar(&opts.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "time a client has to send a request's body, from the end of its headers; beyond: 408 and the connection is closed")
 	cmd.Flags().DurationVar(&opts.IdleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept open")
 	cmd.Flags().IntVar(&opts.MaxConnsPerAddr, "max-conns-per-address", 64, "open connections one client IP address may hold (0: no cap; behind a proxy every client has its address); beyond: 503 and closed")
+	cmd.Flags().BoolVar(&opts.NoConsole, "no-console", false, "serve the API alone, without the web console at /")
+	cmd.Flags().BoolVar(&opts.ConsoleSecureCookies, "console-secure-cookies", false, "mark the console's session cookie Secure (TLS ends in a proxy in front)")
+	cmd.Flags().BoolVar(&opts.TrustedProxy, "trusted-proxy", false, "trust X-Forwarded-Proto from the reverse proxy in front: https makes the console's session cookie Secure")
+	cmd.Flags().DurationVar(&opts.ConsoleSession, "console-session", 12*time.Hour, "how long a console session lasts after login")
 	cmd.PersistentFlags().StringVar(&opts.DatabaseURL, "database-url", "", "PostgreSQL URL, e.g. postgres://user:password@host:5432/cdkx (default $CDKX_DATABASE_URL)")
 	cmd.AddCommand(newCmdToken(f, opts))
 	return cmd
@@ -120,7 +136,15 @@ func openServer(ctx context.Context, opts *Options, log *slog.Logger) (*server.S
 	}
 	return server.Open(ctx, opts.DatabaseURL, server.Options{Now: opts.F.Now, Logger: log, Lease: opts.Lease, LeaseGrace: opts.LeaseGrace,
 		RequireSecondPerson: opts.RequireSecondPerson, SecretsKey: key, MaxBody: opts.MaxBodyMiB << 20, BodyBudget: opts.BodyBudgetMiB << 20,
-		BodyTimeout: opts.BodyTimeout})
+		BodyTimeout: opts.BodyTimeout, Console: consoleOptions(opts)})
+}
+
+// consoleOptions are the web console's options of the flags; nil with --no-console.
+func consoleOptions(opts *Options) *console.Options {
+	if opts.NoConsole {
+		return nil
+	}
+	return &console.Options{SecureCookies: opts.ConsoleSecureCookies, TrustProxy: opts.TrustedProxy, SessionLifetime: opts.ConsoleSession, Now: opts.F.Now}
 }
 
 // secretsKey reads the secrets key from --secrets-key-file, else from $CDKX_SERVER_SECRETS_KEY; nil
