@@ -23,6 +23,7 @@ import (
 // fakeSource is a Source whose methods are function fields; nil ones answer from a small fixed project.
 type fakeSource struct {
 	AuthenticateF func(ctx context.Context, token string) (Caller, error)
+	StacksF       func(ctx context.Context, c Caller, s Scope) ([]StackSummary, error)
 	DeploymentsF  func(ctx context.Context, c Caller, s Scope, q Query) (Page, error)
 	DeploymentF   func(ctx context.Context, c Caller, s Scope, id string) (*state.Deployment, error)
 	EventsF       func(ctx context.Context, c Caller, s Scope, id string, after int) ([]state.Event, error)
@@ -62,7 +63,10 @@ func (f *fakeSource) Authenticate(ctx context.Context, token string) (Caller, er
 
 func (f *fakeSource) Scopes(context.Context, Caller) ([]Scope, error) { return []Scope{scope}, nil }
 
-func (f *fakeSource) Stacks(context.Context, Caller, Scope) ([]StackSummary, error) {
+func (f *fakeSource) Stacks(ctx context.Context, c Caller, s Scope) ([]StackSummary, error) {
+	if f.StacksF != nil {
+		return f.StacksF(ctx, c, s)
+	}
 	return []StackSummary{{Name: "dns", Status: state.StatusProposed, Last: &proposal, Proposed: 1}}, nil
 }
 
@@ -741,5 +745,50 @@ func TestBasePath(t *testing.T) {
 	}
 	if resp, _ := c.get("/acme/web/stacks"); resp.StatusCode != 404 {
 		t.Errorf("GET outside the base path = %d, want 404", resp.StatusCode)
+	}
+}
+
+func TestAuditAndMoved(t *testing.T) {
+	t.Parallel()
+	rejected := state.Deployment{ID: "77777777-0000-4000-8000-000000000007", Stack: "dns", Kind: state.KindDeploy, Status: state.StatusRejected,
+		CreatedBy: "dave", CreatedAt: t0.Add(-30 * time.Minute), RejectedBy: "erin", FinishedAt: t0.Add(-20 * time.Minute)}
+	approved := completed
+	approved.ApprovedBy = "frank"
+	src := &fakeSource{DeploymentsF: func(_ context.Context, _ Caller, _ Scope, q Query) (Page, error) {
+		return Page{Deployments: []state.Deployment{proposal, rejected, approved}, Next: "n1"}, nil
+	}}
+	c := newClient(t, src, Options{})
+	c.login("good")
+	_, body := c.get("/acme/web/audit")
+	var got []string
+	for _, m := range regexp.MustCompile(`<tr><td>(?:<time>([^<]*)</time>|<span class="muted">not recorded</span>)</td><td>([^<]*)</td><td>([^<]*)</td>`).FindAllStringSubmatch(body, -1) {
+		got = append(got, m[1]+" "+m[2]+" "+m[3])
+	}
+	want := []string{
+		"2026-11-27T12:00:00Z alice created (PROPOSED)",
+		"2026-11-27T11:40:00Z erin rejected",
+		"2026-11-27T11:30:00Z dave created (REJECTED)",
+		"2026-11-27T11:00:00Z bob created (COMPLETED)",
+		" frank approved",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("audit rows (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(body, `href="?cursor=n1"`) {
+		t.Error("the audit page has no link to older entries")
+	}
+	// The stack moved since the proposal was planned (version 0; the fake's stack has Version 0 too).
+	moved := &fakeSource{StacksF: func(context.Context, Caller, Scope) ([]StackSummary, error) {
+		return []StackSummary{{Name: "dns", Version: 7}}, nil
+	}}
+	c2 := newClient(t, moved, Options{})
+	c2.login("good")
+	_, body = c2.get("/acme/web/deployments/" + proposal.ID)
+	if !strings.Contains(body, "The stack has moved since this deployment was planned") || !strings.Contains(body, "now at version 7") {
+		t.Errorf("no moved warning:\n%s", body)
+	}
+	_, body = c.get("/acme/web/deployments/" + proposal.ID)
+	if strings.Contains(body, "The stack has moved") {
+		t.Error("a moved warning for a stack that did not move")
 	}
 }

@@ -201,7 +201,7 @@ func (c *console) deploymentPage(w http.ResponseWriter, r *http.Request, s *sess
 		c.sourceError(w, r, s, err)
 		return
 	}
-	data := map[string]any{"Title": "Deployment " + d.ID, "D": d, "Events": events, "Live": !d.Status.Terminal()}
+	data := map[string]any{"Title": "Deployment " + d.ID, "D": d, "Events": events, "Live": d.Status.Queued()}
 	// The plan: counts at once, steps a page at a time.
 	if d.Plan != nil {
 		from, _ := strconv.Atoi(r.URL.Query().Get("steps"))
@@ -327,9 +327,11 @@ func (c *console) unlock(w http.ResponseWriter, r *http.Request, s *session, sc 
 
 // --- audit ---
 
-// auditEntry is one act on a deployment.
+// auditEntry is one act on a deployment: At is when (zero when the record does not say), sortAt the
+// time it sorts by (At, or the deployment's creation).
 type auditEntry struct {
 	At         time.Time
+	sortAt     time.Time
 	Who, What  string
 	Deployment state.Deployment
 }
@@ -353,7 +355,13 @@ func (c *console) auditPage(w http.ResponseWriter, r *http.Request, s *session, 
 			entries = append(entries, auditEntry{At: d.FinishedAt, Who: d.AbortedBy, What: "aborted", Deployment: d})
 		}
 	}
-	slices.SortStableFunc(entries, func(a, b auditEntry) int { return b.At.Compare(a.At) })
+	for i := range entries {
+		entries[i].sortAt = entries[i].At
+		if entries[i].At.IsZero() {
+			entries[i].sortAt = entries[i].Deployment.CreatedAt
+		}
+	}
+	slices.SortStableFunc(entries, func(a, b auditEntry) int { return b.sortAt.Compare(a.sortAt) })
 	next := ""
 	if page.Next != "" {
 		next = "?cursor=" + url.QueryEscape(page.Next)
@@ -361,8 +369,8 @@ func (c *console) auditPage(w http.ResponseWriter, r *http.Request, s *session, 
 	c.render(w, r, http.StatusOK, "audit", s, map[string]any{"Title": "Audit", "Entries": entries, "Next": next})
 }
 
-// approvedAt is when a deployment was approved, as far as its record tells: the record keeps no time of
-// approval (TODO: the approval's time once records carry it), so its start, or nothing.
-func approvedAt(d state.Deployment) time.Time {
-	return d.StartedAt
+// approvedAt is when a deployment was approved, as far as its record tells: records keep no time of
+// approval (TODO: once they do), so nothing.
+func approvedAt(state.Deployment) time.Time {
+	return time.Time{}
 }

@@ -99,7 +99,7 @@ func stateWithProposal(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
+	defer func() { _ = b.Close() }()
 	if err := b.CreateDeployments(context.Background(), []*state.Deployment{{ID: "0b5e0000-0000-4000-8000-000000000001", Stack: "web",
 		Kind: state.KindDeploy, Status: state.StatusProposed, CreatedBy: "alice@laptop", Message: "<b>hello</b>"}}); err != nil {
 		t.Fatal(err)
