@@ -103,8 +103,8 @@ func (c *console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	if c.opts.BasePath != "" {
-		p := strings.TrimPrefix(r.URL.Path, c.opts.BasePath)
-		if p == r.URL.Path && c.opts.BasePath != "" {
+		p, ok := strings.CutPrefix(r.URL.Path, c.opts.BasePath)
+		if !ok || (p != "" && !strings.HasPrefix(p, "/")) {
 			http.NotFound(w, r)
 			return
 		}
@@ -308,7 +308,7 @@ func (c *console) scoped(h func(w http.ResponseWriter, r *http.Request, s *sessi
 func (c *console) loginPage(w http.ResponseWriter, r *http.Request) {
 	if c.opts.URLLogin {
 		if tok := r.URL.Query().Get("token"); tok != "" {
-			c.tryLogin(w, r, tok, "")
+			c.tryLogin(w, r, tok, r.URL.Query().Get("next"))
 			return
 		}
 	}

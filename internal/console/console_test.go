@@ -3,12 +3,15 @@ package console
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -554,6 +557,11 @@ func TestActions(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("actions (-want +got):\n%s", diff)
 	}
+	src.RedeployF = func(context.Context, Caller, Scope, string) (string, error) { return "", nil }
+	if resp, body := c.do("POST", "/acme/web/deployments/"+completed.ID+"/redeploy", url.Values{"csrf": {csrf}}, nil); resp.StatusCode != 200 ||
+		!strings.Contains(body, "no proposal was recorded") {
+		t.Errorf("a redeploy with nothing to change = %d:\n%s", resp.StatusCode, body)
+	}
 	if resp, _ := c.do("POST", "/acme/web/deployments/"+proposal.ID+"/explode", url.Values{"csrf": {csrf}}, nil); resp.StatusCode != 404 {
 		t.Errorf("unknown action = %d, want 404", resp.StatusCode)
 	}
@@ -564,6 +572,7 @@ func TestEscaping(t *testing.T) {
 	hostile := proposal
 	hostile.Message = "<script>alert(1)</script>\u202eevil\x1b[31m"
 	hostile.CreatedBy = "<img src=x onerror=alert(1)>"
+	hostile.RejectionComment = "no <script>alert(2)</script>\u202e"
 	hostile.Plan = &state.Plan{Create: 1, Values: true, Steps: []state.PlanStep{{Resource: "dns/<b>", Stack: "dns", LogicalID: "<b>x</b>", Type: "t",
 		Op: "create", Inputs: map[string]any{"name": "</pre><script>x()</script>\u202e"}}}}
 	src := &fakeSource{DeploymentF: func(context.Context, Caller, Scope, string) (*state.Deployment, error) { d := hostile; return &d, nil }}
@@ -575,7 +584,7 @@ func TestEscaping(t *testing.T) {
 			t.Errorf("the page contains %q as it is", bad)
 		}
 	}
-	for _, good := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `\u202eevil\x1b[31m`, "&lt;img src=x onerror=alert(1)&gt;"} {
+	for _, good := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `\u202eevil\x1b[31m`, "&lt;img src=x onerror=alert(1)&gt;", "Rejection comment", `no &lt;script&gt;alert(2)&lt;/script&gt;\u202e`} {
 		if !strings.Contains(body, good) {
 			t.Errorf("the page lacks %q (escaped, visible)", good)
 		}
@@ -743,8 +752,10 @@ func TestBasePath(t *testing.T) {
 	if !strings.Contains(body, `href="/console/static/console.css"`) || !strings.Contains(body, `href="/console/acme/web/stacks/dns"`) {
 		t.Errorf("links under the base path wrong:\n%s", body)
 	}
-	if resp, _ := c.get("/acme/web/stacks"); resp.StatusCode != 404 {
-		t.Errorf("GET outside the base path = %d, want 404", resp.StatusCode)
+	for _, path := range []string{"/acme/web/stacks", "/consoleacme/web/stacks"} {
+		if resp, _ := c.get(path); resp.StatusCode != 404 {
+			t.Errorf("GET %s, outside the base path = %d, want 404", path, resp.StatusCode)
+		}
 	}
 }
 
@@ -753,7 +764,7 @@ func TestAuditAndMoved(t *testing.T) {
 	rejected := state.Deployment{ID: "77777777-0000-4000-8000-000000000007", Stack: "dns", Kind: state.KindDeploy, Status: state.StatusRejected,
 		CreatedBy: "dave", CreatedAt: t0.Add(-30 * time.Minute), RejectedBy: "erin", FinishedAt: t0.Add(-20 * time.Minute)}
 	approved := completed
-	approved.ApprovedBy = "frank"
+	approved.ApprovedBy, approved.ApprovalComment = "frank", "<i>ship it</i>"
 	src := &fakeSource{DeploymentsF: func(_ context.Context, _ Caller, _ Scope, q Query) (Page, error) {
 		return Page{Deployments: []state.Deployment{proposal, rejected, approved}, Next: "n1"}, nil
 	}}
@@ -774,6 +785,9 @@ func TestAuditAndMoved(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit rows (-want +got):\n%s", diff)
 	}
+	if !strings.Contains(body, `<td class="msg">&lt;i&gt;ship it&lt;/i&gt;</td>`) {
+		t.Errorf("the audit list lacks the approval comment, escaped:\n%s", body)
+	}
 	if !strings.Contains(body, `href="?cursor=n1"`) {
 		t.Error("the audit page has no link to older entries")
 	}
@@ -790,5 +804,46 @@ func TestAuditAndMoved(t *testing.T) {
 	_, body = c.get("/acme/web/deployments/" + proposal.ID)
 	if strings.Contains(body, "The stack has moved") {
 		t.Error("a moved warning for a stack that did not move")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with testdata/NAME.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestPagesGolden keeps the markup the browser tests select by (data-status, button texts, field names,
+// class "event") under review: the pages of the fake project, with the session's CSRF token scrubbed.
+func TestPagesGolden(t *testing.T) {
+	t.Parallel()
+	src := &fakeSource{EventsF: func(context.Context, Caller, Scope, string, int) ([]state.Event, error) {
+		return []state.Event{{Seq: 1, Time: t0, Stack: "dns", Status: "DEPLOYING"}}, nil
+	}}
+	c := newClient(t, src, Options{})
+	c.login("good")
+	for name, path := range map[string]string{
+		"stacks": "/acme/web/stacks", "stack": "/acme/web/stacks/dns", "proposal": "/acme/web/deployments/" + proposal.ID,
+		"completed": "/acme/web/deployments/" + completed.ID, "locks": "/acme/web/locks", "audit": "/acme/web/audit",
+	} {
+		_, body := c.get(path)
+		golden(t, "TestPagesGolden-"+name, csrfRE.ReplaceAllString(body, `name="csrf" value="CSRF"`))
 	}
 }

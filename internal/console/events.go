@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -65,6 +66,7 @@ func (c *console) eventsStream(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 	tick := time.NewTicker(c.opts.PollEvery)
 	defer tick.Stop()
+	lastWrite := time.Now()
 	for {
 		events, err := c.src.Events(ctx, s.caller, sc, d.ID, after)
 		if err != nil {
@@ -79,11 +81,21 @@ func (c *console) eventsStream(w http.ResponseWriter, r *http.Request, s *sessio
 				return
 			}
 			after = int(e.Seq)
+			lastWrite = time.Now()
 		}
 		if d.Status.Terminal() {
 			send("done", 0, map[string]any{"status": d.Status, "error": text.Sanitize(d.Error), "version": d.Version,
 				"finishedAt": d.FinishedAt.UTC().Format(time.RFC3339)})
 			return
+		}
+		if time.Since(lastWrite) > 15*time.Second { // a comment line keeps proxies from closing an idle stream
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			if flusher != nil {
+				flusher.Flush()
+			}
+			lastWrite = time.Now()
 		}
 		select {
 		case <-ctx.Done():

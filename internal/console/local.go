@@ -126,10 +126,8 @@ func (l *Local) Stacks(ctx context.Context, _ Caller, s Scope) ([]StackSummary, 
 // defaultLimit is the size of a page of deployments when the query gives none.
 const defaultLimit = 50
 
-// Deployments pages through the backend's deployments newest first. The cursor is the Seq of the last
-// deployment of the previous page and how many came before it ("offset.seq").
-// TODO(i23-records): use DeploymentFilter's cursor and kind filter once the stores have them; this reads
-// the deployments before the page again.
+// Deployments pages through the backend's deployments newest first, by the store's cursor
+// (state.DeploymentFilter.Before, state.NextBefore): a page costs the same wherever it is.
 func (l *Local) Deployments(ctx context.Context, _ Caller, s Scope, q Query) (Page, error) {
 	if err := l.check(s); err != nil {
 		return Page{}, err
@@ -138,52 +136,27 @@ func (l *Local) Deployments(ctx context.Context, _ Caller, s Scope, q Query) (Pa
 	if limit <= 0 {
 		limit = defaultLimit
 	}
-	var offset int
-	var seq int64 = -1
+	var before int64
 	if q.Cursor != "" {
-		o, sq, ok := strings.Cut(q.Cursor, ".")
-		var err1, err2 error
-		offset, err1 = strconv.Atoi(o)
-		seq, err2 = strconv.ParseInt(sq, 10, 64)
-		if !ok || err1 != nil || err2 != nil || offset < 0 {
+		b, err := strconv.ParseInt(q.Cursor, 10, 64)
+		if err != nil || b <= 0 {
 			return Page{}, fmt.Errorf("bad cursor: %w", ErrNotFound)
 		}
+		before = b
 	}
-	want := offset + limit + 1
-	for {
-		ds, err := l.Backend.ListDeployments(ctx, state.DeploymentFilter{Stack: q.Stack, Statuses: q.Statuses, Limit: want})
-		if err != nil {
-			return Page{}, err
-		}
-		var page []state.Deployment
-		skipped := 0
-		for _, d := range ds {
-			if seq >= 0 && d.Seq >= seq {
-				skipped++
-				continue
-			}
-			if len(q.Kinds) > 0 && !slices.Contains(q.Kinds, d.Kind) {
-				skipped++
-				continue
-			}
-			d.Plan = nil
-			page = append(page, d)
-			if len(page) == limit+1 {
-				break
-			}
-		}
-		if len(page) <= limit && len(ds) == want { // more may be older: read further
-			want *= 2
-			continue
-		}
-		out := Page{Deployments: page}
-		if len(page) > limit {
-			out.Deployments = page[:limit]
-			last := page[limit-1]
-			out.Next = strconv.Itoa(offset+skipped+limit) + "." + strconv.FormatInt(last.Seq, 10)
-		}
-		return out, nil
+	ds, err := l.Backend.ListDeployments(ctx, state.DeploymentFilter{Stack: q.Stack, Statuses: q.Statuses, Kinds: q.Kinds,
+		Before: before, Limit: limit})
+	if err != nil {
+		return Page{}, err
 	}
+	for i := range ds {
+		ds[i].Plan = nil
+	}
+	out := Page{Deployments: ds}
+	if next := state.NextBefore(ds, limit); next > 0 {
+		out.Next = strconv.FormatInt(next, 10)
+	}
+	return out, nil
 }
 
 // Deployment returns one deployment with its plan and snapshot.
@@ -218,16 +191,16 @@ func (l *Local) review() operation.Review {
 	return operation.Review{Backend: l.Backend, By: l.By, Now: l.Now}
 }
 
-// Approve approves a proposal (operation.Review). TODO(i23-records): store the comment once records keep it.
+// Approve approves a proposal with comment as its approval comment (operation.Review).
 func (l *Local) Approve(ctx context.Context, c Caller, s Scope, id, comment string) error {
 	if err := l.writable(c, s); err != nil {
 		return err
 	}
-	_, err := l.review().Approve(ctx, id)
+	_, err := l.review().Approve(ctx, id, comment)
 	return err
 }
 
-// Reject rejects a proposal with comment as its message (operation.Review).
+// Reject rejects a proposal with comment as its rejection comment (operation.Review).
 func (l *Local) Reject(ctx context.Context, c Caller, s Scope, id, comment string) error {
 	if err := l.writable(c, s); err != nil {
 		return err

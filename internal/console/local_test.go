@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +93,7 @@ func TestLocalPaging(t *testing.T) {
 			}
 			q.Cursor = p.Next
 		}
-		if len(ids) != tt.want || pages != (tt.want+3)/4 {
+		if len(ids) != tt.want || pages < (tt.want+3)/4 || pages > tt.want/4+1 {
 			t.Errorf("%s: %d deployments in %d pages, want %d in %d", tt.name, len(ids), pages, tt.want, (tt.want+3)/4)
 		}
 		seen := map[string]bool{}
@@ -150,9 +151,9 @@ func TestLocalActions(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, d := range p.Deployments {
-		got[d.ID[len(d.ID)-1:]] = string(d.Status) + " " + d.ApprovedBy + d.RejectedBy + d.AbortedBy + " " + d.Error
+		got[d.ID[len(d.ID)-1:]] = strings.TrimSpace(string(d.Status) + " " + d.ApprovedBy + d.RejectedBy + d.AbortedBy + " " + d.Error + " " + d.ApprovalComment + d.RejectionComment)
 	}
-	want := map[string]string{"0": "APPROVED bob@laptop ", "1": "REJECTED bob@laptop rejected: not now", "2": "ABORTED bob@laptopbob@laptop aborted by bob@laptop"}
+	want := map[string]string{"0": "APPROVED bob@laptop  fine", "1": "REJECTED bob@laptop rejected: not now not now", "2": "ABORTED bob@laptopbob@laptop aborted by bob@laptop"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records after the actions (-want +got):\n%s", diff)
 	}
@@ -185,7 +186,7 @@ func BenchmarkLocalPage10000(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	deep := Query{Stack: "app", Limit: historyPage, Cursor: "9000." + fmt.Sprint(first.Deployments[0].Seq-9000)}
+	deep := Query{Stack: "app", Limit: historyPage, Cursor: fmt.Sprint(first.Deployments[0].Seq - 9000)}
 	b.Run("first", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := l.Deployments(ctx, c, LocalScope, Query{Stack: "app", Limit: historyPage}); err != nil {

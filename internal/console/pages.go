@@ -265,9 +265,12 @@ func (c *console) deploymentAction(w http.ResponseWriter, r *http.Request, s *se
 	case "redeploy":
 		var nid string
 		nid, err = c.src.Redeploy(ctx, s.caller, sc, id)
-		if nid != "" {
-			to = nid
+		if err == nil && nid == "" {
+			c.render(w, r, http.StatusOK, "error", s, map[string]any{"Title": "Nothing to redeploy", "Heading": "Nothing to redeploy",
+				"Message": "The stack already is as this deployment left it: no proposal was recorded.", "Back": c.path("/" + url.PathEscape(sc.Org) + "/" + url.PathEscape(sc.Project) + "/deployments/" + url.PathEscape(id))})
+			return
 		}
+		to = nid
 	default:
 		c.fail(w, r, s, http.StatusNotFound, "No such action.")
 		return
@@ -333,6 +336,7 @@ type auditEntry struct {
 	At         time.Time
 	sortAt     time.Time
 	Who, What  string
+	Comment    string
 	Deployment state.Deployment
 }
 
@@ -346,10 +350,10 @@ func (c *console) auditPage(w http.ResponseWriter, r *http.Request, s *session, 
 	for _, d := range page.Deployments {
 		entries = append(entries, auditEntry{At: d.CreatedAt, Who: d.CreatedBy, What: "created (" + string(d.Status) + ")", Deployment: d})
 		if d.ApprovedBy != "" {
-			entries = append(entries, auditEntry{At: approvedAt(d), Who: d.ApprovedBy, What: "approved", Deployment: d})
+			entries = append(entries, auditEntry{At: approvedAt(d), Who: d.ApprovedBy, What: "approved", Comment: d.ApprovalComment, Deployment: d})
 		}
 		if d.RejectedBy != "" {
-			entries = append(entries, auditEntry{At: d.FinishedAt, Who: d.RejectedBy, What: "rejected", Deployment: d})
+			entries = append(entries, auditEntry{At: d.FinishedAt, Who: d.RejectedBy, What: "rejected", Comment: d.RejectionComment, Deployment: d})
 		}
 		if d.AbortedBy != "" {
 			entries = append(entries, auditEntry{At: d.FinishedAt, Who: d.AbortedBy, What: "aborted", Deployment: d})

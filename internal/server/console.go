@@ -165,34 +165,25 @@ func (cs consoleSource) Stacks(ctx context.Context, c console.Caller, sc console
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]int64, len(overviews))
-	for i, o := range overviews {
-		ids[i] = o.ID
-	}
-	queues, err := cs.s.db.Queues(ctx, ids, false)
-	if err != nil {
-		return nil, err
-	}
 	locks, err := cs.locks(ctx, sc, "")
 	if err != nil {
 		return nil, err
 	}
 	out := make([]console.StackSummary, 0, len(overviews))
 	for _, o := range overviews {
-		sum := console.StackSummary{Name: o.Name, Version: o.Version, Proposed: o.Proposed}
-		if o.Last != nil {
+		sum := console.StackSummary{Name: o.Name, Version: o.Version, Waiting: o.Waiting, Proposed: o.Proposed}
+		for rec, to := range map[*json.RawMessage]**state.Deployment{&o.Last: &sum.Last, &o.Running: &sum.Running} {
+			if *rec == nil {
+				continue
+			}
 			var d state.Deployment
-			if err := json.Unmarshal(o.Last, &d); err != nil {
+			if err := json.Unmarshal(*rec, &d); err != nil {
 				return nil, fmt.Errorf("deployment record of stack %s: %w", o.Name, err)
 			}
-			sum.Last, sum.Status = &d, d.Status
+			*to = &d
 		}
-		for _, d := range queues[o.ID] {
-			if d.Status == state.StatusRunning {
-				sum.Running = &d
-			} else {
-				sum.Waiting++
-			}
+		if sum.Last != nil {
+			sum.Status = sum.Last.Status
 		}
 		for _, l := range locks {
 			if l.info.Stack == o.Name {
@@ -211,7 +202,7 @@ func (cs consoleSource) Deployments(ctx context.Context, c console.Caller, sc co
 	if _, err := cs.reader(ctx, c, sc); err != nil {
 		return console.Page{}, err
 	}
-	f := storage.PageFilter{Stack: q.Stack, Limit: q.Limit}
+	f := storage.DeploymentFilter{Stack: q.Stack, Limit: q.Limit, NoPlans: true}
 	if f.Limit <= 0 {
 		f.Limit = consolePageSize
 	}
@@ -231,7 +222,7 @@ func (cs consoleSource) Deployments(ctx context.Context, c console.Caller, sc co
 	}
 	limit := f.Limit
 	f.Limit++ // one more tells whether a next page exists
-	records, err := cs.s.db.DeploymentPage(ctx, sc.Org, sc.Project, f)
+	records, err := cs.s.db.Deployments(ctx, sc.Org, sc.Project, f)
 	if err != nil {
 		return console.Page{}, err
 	}
@@ -335,20 +326,18 @@ func (cs consoleSource) Locks(ctx context.Context, c console.Caller, sc console.
 	return out, nil
 }
 
-// Approve moves the PROPOSED deployment id to APPROVED as the caller (the API's transition: under
-// --require-second-person the proposer's own approval is a *state.ForbiddenError).
-//
-// TODO(i23-records): store comment on the record once deployments carry approval comments; until then
-// it is checked and dropped.
+// Approve moves the PROPOSED deployment id to APPROVED as the caller, with comment as its
+// ApprovalComment (the API's transition: under --require-second-person the proposer's own approval is a
+// *state.ForbiddenError).
 func (cs consoleSource) Approve(ctx context.Context, c console.Caller, sc console.Scope, id, comment string) error {
 	if err := state.CheckMessage(comment); err != nil {
 		return fmt.Errorf("comment: %w", err)
 	}
-	return cs.transition(ctx, c, sc, id, stateapi.TransitionRequest{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved})
+	return cs.transition(ctx, c, sc, id, stateapi.TransitionRequest{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, Comment: comment})
 }
 
-// Reject moves the PROPOSED deployment id to REJECTED as the caller, with comment as why (as cdkx
-// deployments reject --message records it).
+// Reject moves the PROPOSED deployment id to REJECTED as the caller, with comment as its
+// RejectionComment and why (as cdkx deployments reject --comment records it).
 func (cs consoleSource) Reject(ctx context.Context, c console.Caller, sc console.Scope, id, comment string) error {
 	if err := state.CheckMessage(comment); err != nil {
 		return fmt.Errorf("comment: %w", err)
@@ -357,7 +346,7 @@ func (cs consoleSource) Reject(ctx context.Context, c console.Caller, sc console
 	if comment != "" {
 		why = "rejected: " + comment
 	}
-	return cs.transition(ctx, c, sc, id, stateapi.TransitionRequest{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusRejected, Error: why})
+	return cs.transition(ctx, c, sc, id, stateapi.TransitionRequest{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusRejected, Error: why, Comment: comment})
 }
 
 // Abort ends the PENDING or APPROVED deployment id at once (ABORTED), or asks the runner of a RUNNING one

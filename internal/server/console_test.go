@@ -2,18 +2,23 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/cdkx-dev/cdkx/internal/console"
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -226,12 +231,13 @@ func TestConsoleActions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Deployment(%s) = %v", id, err)
 		}
-		got[id] = fmt.Sprintf("%s approved=%q rejected=%q aborted=%q error=%q", d.Status, d.ApprovedBy, d.RejectedBy, d.AbortedBy, d.Error)
+		got[id] = fmt.Sprintf("%s approved=%q (%q) rejected=%q (%q) aborted=%q error=%q", d.Status, d.ApprovedBy, d.ApprovalComment,
+			d.RejectedBy, d.RejectionComment, d.AbortedBy, d.Error)
 	}
 	want := map[string]string{
-		"p1": `ABORTED approved="bob" rejected="" aborted="bob" error="aborted by bob"`,
-		"p2": `REJECTED approved="" rejected="bob" aborted="" error="rejected: too wide"`,
-		"p3": `PROPOSED approved="" rejected="" aborted="" error=""`,
+		"p1": `ABORTED approved="bob" ("lgtm") rejected="" ("") aborted="bob" error="aborted by bob"`,
+		"p2": `REJECTED approved="" ("") rejected="bob" ("too wide") aborted="" error="rejected: too wide"`,
+		"p3": `PROPOSED approved="" ("") rejected="" ("") aborted="" error=""`,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("records after the actions (-want +got):\n%s", diff)
@@ -575,11 +581,11 @@ func TestConsoleHTTPRules(t *testing.T) {
 		t.Errorf("bob's approval = %d to %q, want 303 to the deployment", resp.StatusCode, resp.Header.Get("Location"))
 	}
 	bob.must(http.StatusSeeOther, "POST", "/org/proj/deployments/p2/reject", url.Values{"csrf": {bob.csrf}, "comment": {"too wide"}})
-	if d := e.get("p1"); d.Status != state.StatusApproved || d.ApprovedBy != "bob" {
-		t.Errorf("p1 after bob's approval = %s approved by %q, want APPROVED by bob", d.Status, d.ApprovedBy)
+	if d := e.get("p1"); d.Status != state.StatusApproved || d.ApprovedBy != "bob" || d.ApprovalComment != "lgtm" {
+		t.Errorf("p1 after bob's approval = %s approved by %q (%q), want APPROVED by bob with his comment", d.Status, d.ApprovedBy, d.ApprovalComment)
 	}
-	if d := e.get("p2"); d.Status != state.StatusRejected || d.RejectedBy != "bob" || d.Error != "rejected: too wide" {
-		t.Errorf("p2 after bob's rejection = %s rejected by %q (%q), want REJECTED by bob with his comment", d.Status, d.RejectedBy, d.Error)
+	if d := e.get("p2"); d.Status != state.StatusRejected || d.RejectedBy != "bob" || d.RejectionComment != "too wide" || d.Error != "rejected: too wide" {
+		t.Errorf("p2 after bob's rejection = %s rejected by %q (%q, %q), want REJECTED by bob with his comment", d.Status, d.RejectedBy, d.RejectionComment, d.Error)
 	}
 	bob.must(409, "POST", "/org/proj/deployments/p2/approve", url.Values{"csrf": {bob.csrf}})
 
@@ -629,4 +635,104 @@ func TestConsoleBesideAPI(t *testing.T) {
 	if resp, _ := b.do("POST", "/login", big); resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("POST /login of %d bytes = %d, want 413", len(big.Encode()), resp.StatusCode)
 	}
+}
+
+func TestConsoleEvents(t *testing.T) {
+	e := newConsoleEnv(t, console.Options{})
+	e.createIn("org", dep("r", "dev", state.StatusProposed))
+	ctx := context.Background()
+	st, err := e.srv.db.LookupStack(ctx, storage.StackPath{Org: "org", Project: "proj", Stack: "dev"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored []storage.Event
+	for i := int64(1); i <= 3; i++ {
+		ev := state.Event{DeploymentID: "r", Seq: i, Stack: "dev", LogicalID: fmt.Sprintf("R%d", i), Status: "created"}
+		data, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, storage.Event{Seq: i, Data: data})
+	}
+	if err := e.srv.db.InsertEvents(ctx, st.ID, "r", stored); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		after int
+		want  []string
+	}{{0, []string{"R1", "R2", "R3"}}, {2, []string{"R3"}}, {3, []string{}}} {
+		events, err := e.src.Events(ctx, e.reader, orgScope, "r", tt.after)
+		if err != nil {
+			t.Fatalf("Events(after %d) = %v", tt.after, err)
+		}
+		got := []string{}
+		for _, ev := range events {
+			got = append(got, ev.LogicalID)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Events(after %d) (-want +got):\n%s", tt.after, diff)
+		}
+	}
+	if events, err := e.src.Events(ctx, e.carol, otherScope, "r", 0); err != nil || len(events) != 0 {
+		t.Errorf("Events(carol, other, r) = %v, %v; want none", events, err)
+	}
+}
+
+// TestConsoleAtScale measures the console's reads of a stack with 10,000 deployments (set
+// CDKX_CONSOLE_SCALE=1; slow to set up): a page of history and the stacks page must answer in under
+// 200 ms.
+func TestConsoleAtScale(t *testing.T) {
+	if os.Getenv("CDKX_CONSOLE_SCALE") == "" {
+		t.Skip("set CDKX_CONSOLE_SCALE=1 to measure the console on 10,000 deployments")
+	}
+	e := newConsoleEnv(t, console.Options{})
+	const n, batch = 10000, 1000
+	for i := 0; i < n; i += batch {
+		var ds []state.Deployment
+		for j := i; j < i+batch; j++ {
+			d := dep(fmt.Sprintf("d%05d", j), "dev", state.StatusProposed)
+			if j%2 == 1 {
+				d.Status = state.StatusPending
+				d.Kind = state.KindPlan
+			}
+			ds = append(ds, d)
+		}
+		e.createIn("org", ds...)
+	}
+	ctx := context.Background()
+	measure := func(name string, f func() error) {
+		t.Helper()
+		var took []time.Duration
+		for range 9 {
+			start := time.Now()
+			if err := f(); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			took = append(took, time.Since(start))
+		}
+		slices.Sort(took)
+		t.Logf("%s: median of 9 %v, worst %v", name, took[4], took[8])
+		if took[4] > 200*time.Millisecond {
+			t.Errorf("%s took %v (median), want under 200ms", name, took[4])
+		}
+	}
+	var cursor string
+	measure("first page", func() error {
+		p, err := e.src.Deployments(ctx, e.bob, orgScope, console.Query{Stack: "dev"})
+		cursor = p.Next
+		return err
+	})
+	measure("a page deep in the history", func() error {
+		_, err := e.src.Deployments(ctx, e.bob, orgScope, console.Query{Stack: "dev", Cursor: "100"})
+		return err
+	})
+	measure("next page, deploys only", func() error {
+		_, err := e.src.Deployments(ctx, e.bob, orgScope, console.Query{Stack: "dev", Cursor: cursor, Kinds: []state.DeploymentKind{state.KindDeploy}})
+		return err
+	})
+	measure("stacks page", func() error { _, err := e.src.Stacks(ctx, e.bob, orgScope); return err })
+	b := e.browser()
+	b.login(e.bobTok)
+	measure("GET the stack's page", func() error { b.must(200, "GET", "/org/proj/stacks/dev", nil); return nil })
+	measure("GET the stacks page", func() error { b.must(200, "GET", "/org/proj/stacks", nil); return nil })
 }

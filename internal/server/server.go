@@ -76,6 +76,14 @@ type Options struct {
 	// …/batch-encrypt, …/batch-decrypt; secrets.go); nil leaves them answering 400, which tells the user
 	// to configure a key or use another secrets provider. Open fails on a key of another length.
 	SecretsKey []byte
+	// Webhooks are the URLs every deployment event is posted to (webhooks.go); WebhookSecret signs the
+	// deliveries (none when empty); PublicURL is the base of the links to the console's deployment pages
+	// in the payloads (none when empty).
+	Webhooks      []string
+	WebhookSecret []byte
+	PublicURL     string
+	// hookConfig replaces the webhooks' client, attempts and backoff in tests.
+	hookConfig hookConfig
 	// Console, when not nil, serves the web console (package console, over ConsoleSource) at / beside
 	// the API: every path outside /api/ and /healthz is the console's; its Options' BasePath is ignored.
 	Console *console.Options
@@ -103,6 +111,8 @@ type Server struct {
 	texts textCache
 	// owners remembers the deployments whose writer is settled for good (owner.go).
 	owners ownerCache
+	// hooks posts deployment events to Options.Webhooks; nil without any.
+	hooks *notifier
 	// console is Options.Console (nil: no console).
 	console *console.Options
 }
@@ -151,11 +161,19 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 	if s.org == "" {
 		s.org = DefaultOrganization
 	}
+	if s.hooks, err = newNotifier(opts.Webhooks, opts.WebhookSecret, opts.PublicURL, s.now, s.log, opts.hookConfig); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
-// Close closes the connection pool.
-func (s *Server) Close() { s.db.Close() }
+// Close stops the webhooks' dispatchers (deliveries still queued are lost) and closes the connection
+// pool.
+func (s *Server) Close() {
+	s.hooks.close()
+	s.db.Close()
+}
 
 // Handler returns the HTTP handler of the service.
 func (s *Server) Handler() http.Handler {
@@ -217,6 +235,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET "+cx+"/deployments", s.limitBody(small, s.api(s.listDeployments)))
 	mux.Handle("GET "+cx+"/deployments/{id}", s.limitBody(small, s.api(s.getDeployment)))
 	mux.Handle("GET "+cx+"/deployments/{id}/events", s.limitBody(small, s.api(s.deploymentEvents)))
+	// The webhooks' recent deliveries (webhooks.go).
+	mux.Handle("GET /api/cdkx/webhooks/deliveries", s.limitBody(small, s.api(s.webhookDeliveries)))
 	if s.console == nil {
 		return s.logRequests(mux)
 	}

@@ -12,6 +12,7 @@
     [e.time, e.stack, e.logicalId, e.type, e.status, e.reason].forEach(function (v) {
       var td = document.createElement("td"); td.textContent = v; tr.appendChild(td);
     });
+    var none = body.querySelector("tr.none"); if (none) { none.remove(); }
     body.appendChild(tr);
   });
   es.addEventListener("done", function (m) {

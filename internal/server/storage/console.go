@@ -2,7 +2,8 @@ package storage
 
 // What the web console (internal/server/console.go) reads beyond the API's statements: a token by name
 // (a session's rights are the token's as they are now), a project's stacks with their last deployment
-// and open proposals in one statement, and pages of deployments without their plans.
+// and open proposals in one statement, a deployment without its snapshot and the events after a
+// sequence number. Pages of deployments are Deployments with DeploymentFilter.NoPlans.
 
 import (
 	"context"
@@ -28,21 +29,25 @@ const listRecordSQL = `(d.record - 'plan')`
 
 // StackOverview is a stack of a project as the console's stacks page needs it.
 type StackOverview struct {
-	// ID is the stack's row ID; Name its name; Version its state version.
-	ID      int64
+	// Name is the stack's name; Version its state version.
 	Name    string
 	Version int64
-	// Last is the record of its newest deployment without the plan (nil: none); Proposed counts its
-	// PROPOSED deployments.
-	Last     json.RawMessage
-	Proposed int
+	// Last and Running are the records of its newest deployment and of its RUNNING one, without plans
+	// (nil: none).
+	Last, Running json.RawMessage
+	// Waiting counts its PENDING and APPROVED deployments, Proposed its PROPOSED ones.
+	Waiting, Proposed int
 }
 
-// StackOverviews returns the stacks of org and project, by name, each with its newest deployment and
-// the count of its open proposals (index svc_deployments_stack_seq).
+// StackOverviews returns the stacks of org and project, by name, each with its newest deployment, its
+// RUNNING one and the counts of its waiting deployments and open proposals, in one statement (indexes
+// svc_deployments_stack_seq and svc_deployments_one_running): records are read for two deployments a
+// stack, however long its queue.
 func (c Conn) StackOverviews(ctx context.Context, org, project string) ([]StackOverview, error) {
-	rows, err := c.q.Query(ctx, `SELECT s.id, s.name, s.version,
+	rows, err := c.q.Query(ctx, `SELECT s.name, s.version,
   (SELECT `+listRecordSQL+` FROM svc_deployments d WHERE d.stack_id = s.id ORDER BY d.seq DESC LIMIT 1),
+  (SELECT `+listRecordSQL+` FROM svc_deployments d WHERE d.stack_id = s.id AND d.status = 'RUNNING'),
+  (SELECT count(*) FROM svc_deployments d WHERE d.stack_id = s.id AND d.status IN ('PENDING', 'APPROVED')),
   (SELECT count(*) FROM svc_deployments d WHERE d.stack_id = s.id AND d.status = 'PROPOSED')
 FROM svc_stacks s WHERE s.org = $1 AND s.project = $2 ORDER BY s.name`, org, project)
 	if err != nil {
@@ -50,46 +55,16 @@ FROM svc_stacks s WHERE s.org = $1 AND s.project = $2 ORDER BY s.name`, org, pro
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (StackOverview, error) {
 		var o StackOverview
-		var last []byte
-		err := row.Scan(&o.ID, &o.Name, &o.Version, &last, &o.Proposed)
+		var last, running []byte
+		err := row.Scan(&o.Name, &o.Version, &last, &running, &o.Waiting, &o.Proposed)
 		if last != nil {
 			o.Last = last
 		}
+		if running != nil {
+			o.Running = running
+		}
 		return o, err
 	})
-}
-
-// PageFilter selects one page of a project's deployments, newest (highest seq) first.
-type PageFilter struct {
-	// Stack is a stack's name ("": every stack); Statuses and Kinds the statuses and kinds wanted (empty:
-	// any).
-	Stack    string
-	Statuses []string
-	Kinds    []string
-	// Before, when above 0, keeps the deployments whose seq is below it (the cursor of the next page).
-	Before int64
-	// Limit caps the number answered (above 0).
-	Limit int
-}
-
-// DeploymentPage returns the records, without plans, of the deployments of org and project that f
-// selects, newest (highest seq) first, at most f.Limit.
-func (c Conn) DeploymentPage(ctx context.Context, org, project string, f PageFilter) ([]json.RawMessage, error) {
-	statuses, kinds := f.Statuses, f.Kinds
-	if statuses == nil {
-		statuses = []string{}
-	}
-	if kinds == nil {
-		kinds = []string{}
-	}
-	rows, err := c.q.Query(ctx, `SELECT `+listRecordSQL+` FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
-WHERE s.org = $1 AND s.project = $2 AND ($3 = '' OR s.name = $3) AND (cardinality($4::text[]) = 0 OR d.status = ANY($4))
-  AND (cardinality($5::text[]) = 0 OR d.record->>'kind' = ANY($5)) AND ($6 <= 0 OR d.seq < $6)
-ORDER BY d.seq DESC LIMIT $7`, org, project, f.Stack, statuses, kinds, f.Before, f.Limit)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, pgx.RowTo[json.RawMessage])
 }
 
 // DeploymentRecord returns the record of deployment id of org and project, with its plan and without its

@@ -2,6 +2,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -9,7 +10,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -41,6 +44,11 @@ type Options struct {
 	// keep-alive connection; MaxConnsPerAddr caps the open connections of one client address (0: none).
 	ReadHeaderTimeout, BodyTimeout, IdleTimeout time.Duration
 	MaxConnsPerAddr                             int
+	// Webhooks are the URLs deployment events are posted to (--webhook, repeatable); WebhookSecretFile
+	// holds the key that signs them (--webhook-secret-file); PublicURL is the base of the links to the
+	// console in them (--public-url).
+	Webhooks                     []string
+	WebhookSecretFile, PublicURL string
 	// NoConsole turns the web console off (--no-console); ConsoleSecureCookies marks its session cookie
 	// Secure (--console-secure-cookies: TLS ends in a proxy that does not send X-Forwarded-Proto);
 	// TrustedProxy trusts X-Forwarded-Proto from the proxy in front (--trusted-proxy); ConsoleSession is
@@ -74,6 +82,13 @@ another provider (pulumi stack init --secrets-provider passphrase). Make a key w
 
   head -c 32 /dev/urandom | base64 > secrets.key
 
+Webhooks: each --webhook URL receives every deployment event (proposed, approved, rejected,
+started, completed, failed, aborted) as a JSON POST with a Slack-compatible "text" and, with
+--public-url, a link to the deployment's page; with --webhook-secret-file, signed with
+HMAC-SHA256 of the body under the file's content in the X-Cdkx-Signature header (sha256=HEX).
+Deliveries are retried with backoff, never delay a request, and are listed by
+GET /api/cdkx/webhooks/deliveries.
+
 Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SECRETS_KEY (base64 of
 32 bytes) is the secrets key when --secrets-key-file is not given.`,
 		Example: `  export CDKX_DATABASE_URL=postgres://cdkx@127.0.0.1:5432/cdkx
@@ -104,6 +119,9 @@ Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SEC
 	cmd.Flags().DurationVar(&opts.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "time a client has to send a request's body, from the end of its headers; beyond: 408 and the connection is closed")
 	cmd.Flags().DurationVar(&opts.IdleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept open")
 	cmd.Flags().IntVar(&opts.MaxConnsPerAddr, "max-conns-per-address", 64, "open connections one client IP address may hold (0: no cap; behind a proxy every client has its address); beyond: 503 and closed")
+	cmd.Flags().StringArrayVar(&opts.Webhooks, "webhook", nil, "URL to post each deployment event to (repeatable); see Webhooks above")
+	cmd.Flags().StringVar(&opts.WebhookSecretFile, "webhook-secret-file", "", "file holding the key that signs webhook deliveries (HMAC-SHA256 in X-Cdkx-Signature); not readable by others")
+	cmd.Flags().StringVar(&opts.PublicURL, "public-url", "", "URL the server is reached at by people (e.g. https://cdkx.example.com), the base of the links in webhook payloads")
 	cmd.Flags().BoolVar(&opts.NoConsole, "no-console", false, "serve the API alone, without the web console at /")
 	cmd.Flags().BoolVar(&opts.ConsoleSecureCookies, "console-secure-cookies", false, "mark the console's session cookie Secure (TLS ends in a proxy in front)")
 	cmd.Flags().BoolVar(&opts.TrustedProxy, "trusted-proxy", false, "trust X-Forwarded-Proto from the reverse proxy in front: https makes the console's session cookie Secure")
@@ -134,9 +152,47 @@ func openServer(ctx context.Context, opts *Options, log *slog.Logger) (*server.S
 	if err != nil {
 		return nil, err
 	}
+	hookKey, err := webhookSecret(opts.WebhookSecretFile)
+	if err != nil {
+		return nil, err
+	}
+	if opts.PublicURL != "" {
+		if u, err := url.Parse(opts.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--public-url %q: want an http or https URL such as https://cdkx.example.com", opts.PublicURL)
+		}
+	}
+	if len(opts.Webhooks) > 0 && hookKey == nil {
+		log.Warn("webhook deliveries are not signed: pass --webhook-secret-file to sign them")
+	}
 	return server.Open(ctx, opts.DatabaseURL, server.Options{Now: opts.F.Now, Logger: log, Lease: opts.Lease, LeaseGrace: opts.LeaseGrace,
 		RequireSecondPerson: opts.RequireSecondPerson, SecretsKey: key, MaxBody: opts.MaxBodyMiB << 20, BodyBudget: opts.BodyBudgetMiB << 20,
-		BodyTimeout: opts.BodyTimeout, Console: consoleOptions(opts)})
+		BodyTimeout: opts.BodyTimeout, Webhooks: opts.Webhooks, WebhookSecret: hookKey, PublicURL: opts.PublicURL,
+		Console: consoleOptions(opts)})
+}
+
+// webhookSecret reads the webhook signing key from path (nil when path is ""): the file's content
+// without surrounding white space. It refuses an empty key and, except on Windows, a file that users
+// other than its owner and group may read.
+func webhookSecret(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the webhook secret: %w", err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o004 != 0 {
+		return nil, fmt.Errorf("webhook secret %s is readable by every user; make it private: chmod 600 %s", path, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the webhook secret: %w", err)
+	}
+	key := bytes.TrimSpace(data)
+	if len(key) == 0 {
+		return nil, fmt.Errorf("webhook secret %s is empty; make one with: head -c 32 /dev/urandom | base64 > %s", path, path)
+	}
+	return key, nil
 }
 
 // consoleOptions are the web console's options of the flags; nil with --no-console.
@@ -206,6 +262,12 @@ func serverRun(ctx context.Context, opts *Options) error {
 	defer cancel()
 	err = hs.Shutdown(shutdownCtx)
 	<-gcDone
+	// The last requests' events: a few seconds for their deliveries (more are lost, as the log says).
+	drainCtx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancelDrain()
+	if derr := srv.DrainWebhooks(drainCtx); derr != nil {
+		log.Warn("webhook deliveries still queued at shutdown are lost", "error", derr)
+	}
 	if err != nil {
 		return fmt.Errorf("shut down: %w", err)
 	}

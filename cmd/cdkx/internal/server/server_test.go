@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 )
 
@@ -27,6 +29,9 @@ func TestFlags(t *testing.T) {
 		{nil, "postgres://env@db/x", with(func(o *Options) { o.DatabaseURL = "postgres://env@db/x" })},
 		{[]string{"--lease", "5s", "--lease-grace", "1s", "--gc-interval", "2s"}, "", with(func(o *Options) {
 			o.Lease, o.LeaseGrace, o.GCInterval = 5*time.Second, time.Second, 2*time.Second
+		})},
+		{[]string{"--webhook", "https://a.example/x", "--webhook", "http://b.example", "--webhook-secret-file", "k", "--public-url", "https://cdkx.example"}, "", with(func(o *Options) {
+			o.Webhooks, o.WebhookSecretFile, o.PublicURL = []string{"https://a.example/x", "http://b.example"}, "k", "https://cdkx.example"
 		})},
 		{[]string{"--max-body-mib", "16", "--body-budget-mib", "48", "--read-header-timeout", "3s", "--body-timeout", "20s",
 			"--idle-timeout", "30s", "--max-conns-per-address", "0"}, "", with(func(o *Options) {
@@ -51,8 +56,8 @@ func TestFlags(t *testing.T) {
 			t.Fatalf("Execute(%q) = %v", tt.args, err)
 		}
 		got.F = nil
-		if got != tt.want {
-			t.Errorf("Execute(%q) options = %+v, want %+v", tt.args, got, tt.want)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("Execute(%q) options (-want +got):\n%s", tt.args, diff)
 		}
 	}
 }
