@@ -255,6 +255,10 @@ func (cs consoleSource) Deployment(ctx context.Context, c console.Caller, sc con
 	if err := json.Unmarshal(rec, &d); err != nil {
 		return nil, fmt.Errorf("deployment record %s: %w", id, err)
 	}
+	// The record leaves the snapshot out; compare reads it (the deployment is of this scope: read above).
+	if d.Snapshot, err = cs.s.db.Snapshot(ctx, id); err != nil {
+		return nil, fmt.Errorf("snapshot of deployment %s: %w", id, err)
+	}
 	return &d, nil
 }
 
