@@ -141,3 +141,11 @@ func dotted(pointer string) string {
 	}
 	return b.String()
 }
+
+// SnapshotResources returns the resources of deployment d's snapshot (with its snapshot, from
+// GetDeployment) by "Stack/LogicalID", each as Compare compares it: its "type", "provider", "properties"
+// and "dependsOn". Sealed values are opened when passphrase opens them, else shown as "(sensitive)";
+// sensitive reports whether any was hidden. The web console's side-by-side comparison reads it.
+func SnapshotResources(d *state.Deployment, passphrase string) (resources map[string]any, sensitive bool, err error) {
+	return snapshotResources(d, passphrase)
+}

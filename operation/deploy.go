@@ -98,6 +98,11 @@ func Plan(a *assembly.Assembly, g *planner.Graph, sel Selection, st map[string]*
 
 // LoadState reads the state of the selected stacks and of every stack they read outputs from.
 func LoadState(ctx context.Context, b state.Backend, a *assembly.Assembly, stacks []string) (map[string]*state.Stack, error) {
+	return loadState(ctx, b, a, stacks, nil)
+}
+
+// loadState is LoadState that takes the stacks in read (already read, e.g. by ReadAhead) as they are.
+func loadState(ctx context.Context, b state.Backend, a *assembly.Assembly, stacks []string, read map[string]*state.Stack) (map[string]*state.Stack, error) {
 	need := map[string]bool{}
 	for _, s := range stacks {
 		need[s] = true
@@ -112,6 +117,10 @@ func LoadState(ctx context.Context, b state.Backend, a *assembly.Assembly, stack
 	sort.Strings(names)
 	out := make(map[string]*state.Stack, len(names))
 	for _, n := range names {
+		if st := read[n]; st != nil {
+			out[n] = st
+			continue
+		}
 		st, err := b.GetStack(ctx, n)
 		if err != nil {
 			return nil, fmt.Errorf("read state of stack %s: %w", n, err)

@@ -22,6 +22,8 @@ type Diff struct {
 	// Files are the assembly's files, for the snapshot of recorded plans.
 	Files map[string][]byte
 	Selection
+	// Read is the state of stacks already read (ReadAhead), by name; the others are read from Backend.
+	Read    map[string]*state.Stack
 	Refresh bool
 	Record  bool
 	// Passphrase seals a recorded plan's sensitive values (CDKX_SECRETS_PASSPHRASE).
@@ -39,7 +41,7 @@ type Diff struct {
 // *SettleError when Refresh could not read a resource, a provider's preflight error, Record's errors, or
 // a state error.
 func (d Diff) Run(ctx context.Context) (*planner.Plan, error) {
-	st, err := LoadState(ctx, d.Backend, d.Assembly, d.Stacks)
+	st, err := loadState(ctx, d.Backend, d.Assembly, d.Stacks, d.Read)
 	if err != nil {
 		return nil, err
 	}

@@ -28,26 +28,31 @@ func (r Review) now() time.Time {
 	return r.Now().UTC()
 }
 
-// Approve moves the PROPOSED deployment id to APPROVED: it joins its stack's queue. Errors:
-// *state.TransitionError when it is not PROPOSED, *state.ForbiddenError under the second-person rule,
-// state.ErrNotFound (wrapped).
-func (r Review) Approve(ctx context.Context, id string) (*state.Deployment, error) {
+// Approve moves the PROPOSED deployment id to APPROVED: it joins its stack's queue. comment (optional)
+// is recorded as its ApprovalComment. Errors: a comment state.CheckMessage refuses, *state.TransitionError
+// when it is not PROPOSED, *state.ForbiddenError under the second-person rule, state.ErrNotFound
+// (wrapped).
+func (r Review) Approve(ctx context.Context, id, comment string) (*state.Deployment, error) {
+	if err := state.CheckMessage(comment); err != nil {
+		return nil, fmt.Errorf("comment: %w", err)
+	}
 	return r.Backend.UpdateDeployment(ctx, id, state.Transition{From: []state.DeploymentStatus{state.StatusProposed},
-		To: state.StatusApproved, By: r.By, At: r.now()})
+		To: state.StatusApproved, By: r.By, Comment: comment, At: r.now()})
 }
 
-// Reject moves the PROPOSED deployment id to REJECTED (final), recording message (optional) as why.
-// Errors: a message state.CheckMessage refuses, *state.TransitionError, state.ErrNotFound (wrapped).
-func (r Review) Reject(ctx context.Context, id, message string) (*state.Deployment, error) {
-	if err := state.CheckMessage(message); err != nil {
-		return nil, fmt.Errorf("--message: %w", err)
+// Reject moves the PROPOSED deployment id to REJECTED (final), recording comment (optional) as why: its
+// RejectionComment, and its Error ("rejected: COMMENT", or "rejected"). Errors: a comment
+// state.CheckMessage refuses, *state.TransitionError, state.ErrNotFound (wrapped).
+func (r Review) Reject(ctx context.Context, id, comment string) (*state.Deployment, error) {
+	if err := state.CheckMessage(comment); err != nil {
+		return nil, fmt.Errorf("comment: %w", err)
 	}
 	why := "rejected"
-	if message != "" {
-		why = "rejected: " + message
+	if comment != "" {
+		why = "rejected: " + comment
 	}
 	return r.Backend.UpdateDeployment(ctx, id, state.Transition{From: []state.DeploymentStatus{state.StatusProposed},
-		To: state.StatusRejected, By: r.By, Error: why, At: r.now()})
+		To: state.StatusRejected, By: r.By, Error: why, Comment: comment, At: r.now()})
 }
 
 // Abort ends the PENDING or APPROVED deployment id at once (ABORTED), or asks the runner of a RUNNING one to

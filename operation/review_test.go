@@ -25,18 +25,24 @@ func TestReviewApprove(t *testing.T) {
 	clock := func() time.Time { return at }
 
 	var fe *state.ForbiddenError
-	if _, err := (operation.Review{Backend: fx.env.Backend, By: "alice@h", Now: clock}).Approve(ctx, p.ID); !errors.As(err, &fe) {
+	if _, err := (operation.Review{Backend: fx.env.Backend, By: "alice@h", Now: clock}).Approve(ctx, p.ID, ""); !errors.As(err, &fe) {
 		t.Fatalf("Approve() by the proposer = %v, want *state.ForbiddenError", err)
 	}
 	if got, _ := fx.env.Backend.GetDeployment(ctx, p.ID); got.Status != state.StatusProposed {
 		t.Errorf("after a refused approval: %s, want PROPOSED", got.Status)
 	}
-	d, err := operation.Review{Backend: fx.env.Backend, By: "bob@h", Now: clock}.Approve(ctx, p.ID)
-	if err != nil || d.Status != state.StatusApproved || d.ApprovedBy != "bob@h" {
-		t.Fatalf("Approve() by bob = %+v, %v; want APPROVED by bob@h", d, err)
+	if _, err := (operation.Review{Backend: fx.env.Backend, By: "bob@h", Now: clock}).Approve(ctx, p.ID, strings.Repeat("x", state.MaxMessageBytes+1)); err == nil || !strings.HasPrefix(err.Error(), "comment: ") {
+		t.Errorf("Approve(a comment too long) = %v, want a comment error", err)
+	}
+	d, err := operation.Review{Backend: fx.env.Backend, By: "bob@h", Now: clock}.Approve(ctx, p.ID, "ship it")
+	if err != nil || d.Status != state.StatusApproved || d.ApprovedBy != "bob@h" || d.ApprovalComment != "ship it" {
+		t.Fatalf("Approve() by bob = %+v, %v; want APPROVED by bob@h with the comment", d, err)
+	}
+	if got, _ := fx.env.Backend.GetDeployment(ctx, p.ID); got.ApprovalComment != "ship it" {
+		t.Errorf("stored ApprovalComment = %q, want %q", got.ApprovalComment, "ship it")
 	}
 	var te *state.TransitionError
-	if _, err := (operation.Review{Backend: fx.env.Backend, By: "bob@h"}).Approve(ctx, p.ID); !errors.As(err, &te) {
+	if _, err := (operation.Review{Backend: fx.env.Backend, By: "bob@h"}).Approve(ctx, p.ID, ""); !errors.As(err, &te) {
 		t.Errorf("Approve() of an APPROVED deployment = %v, want *state.TransitionError", err)
 	}
 }
@@ -52,13 +58,13 @@ func TestReviewReject(t *testing.T) {
 	for _, tc := range []struct{ message, why string }{{"", "rejected"}, {"wrong zone", "rejected: wrong zone"}} {
 		p := record(t, fx, a, state.StatusProposed, "")
 		d, err := r.Reject(ctx, p.ID, tc.message)
-		if err != nil || d.Status != state.StatusRejected || d.RejectedBy != "carol@h" || d.Error != tc.why {
-			t.Errorf("Reject(%q) = %+v, %v; want REJECTED by carol@h, %q", tc.message, d, err, tc.why)
+		if err != nil || d.Status != state.StatusRejected || d.RejectedBy != "carol@h" || d.Error != tc.why || d.RejectionComment != tc.message {
+			t.Errorf("Reject(%q) = %+v, %v; want REJECTED by carol@h, %q, with the comment", tc.message, d, err, tc.why)
 		}
 	}
 	p := record(t, fx, a, state.StatusProposed, "")
-	if _, err := r.Reject(ctx, p.ID, strings.Repeat("x", state.MaxMessageBytes+1)); err == nil || !strings.HasPrefix(err.Error(), "--message: ") {
-		t.Errorf("Reject(too long) = %v, want a --message error", err)
+	if _, err := r.Reject(ctx, p.ID, strings.Repeat("x", state.MaxMessageBytes+1)); err == nil || !strings.HasPrefix(err.Error(), "comment: ") {
+		t.Errorf("Reject(too long) = %v, want a comment error", err)
 	}
 	if got, _ := fx.env.Backend.GetDeployment(ctx, p.ID); got.Status != state.StatusProposed {
 		t.Errorf("after a refused rejection: %s, want PROPOSED", got.Status)

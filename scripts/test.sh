@@ -7,7 +7,9 @@
 # vet and lint, then runs the unit tests and the end-to-end suite (the real cdkx binary against those
 # servers) with the race detector:
 #   go test -race -count=1 -timeout 30m -tags e2e ./...
-# then the real Pulumi CLI against cdkx server, in the module e2e/pulumicli (README: Testing with the Pulumi CLI).
+# then the real Pulumi CLI against cdkx server, in the module e2e/pulumicli (README: Testing with the Pulumi CLI),
+# then the web console in headless chromium (e2e/browser, build tag browser; apt-get install chromium):
+#   go test -race -count=1 -timeout 15m -tags browser ./e2e/browser/
 # Without the e2e tag, `go test ./...` runs only the fast offline tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,13 +50,21 @@ fi
 echo "== go vet"
 go vet ./...
 go vet -tags e2e ./...
+go vet -tags browser ./e2e/browser/
 echo "== golangci-lint (import layering, no printing outside cmd, errcheck, …: .golangci.yml)"
 lint=$(go env GOPATH)/bin/golangci-lint
 if ! "$lint" version 2>/dev/null | grep -q "version $GOLANGCI_LINT_VERSION"; then
   go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$GOLANGCI_LINT_VERSION"
 fi
 "$lint" run --build-tags e2e ./...
+"$lint" run --build-tags browser ./e2e/browser/
 echo "== go test"
 go test -race -count=1 -timeout 30m -tags e2e ./...
 echo "== the Pulumi CLI against cdkx server (e2e/pulumicli; the first run builds the CLI, ~10 min on 2 cores)"
 (cd e2e/pulumicli && go vet -tags e2e ./... && go test -count=1 -tags e2e -timeout 40m ./...)
+echo "== the web console in headless chromium (e2e/browser; screenshots in \$CDKX_SCREENSHOTS when set)"
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${CDKX_CHROMIUM:-}" ]; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+fi
+go test -race -count=1 -timeout 15m -tags browser ./e2e/browser/

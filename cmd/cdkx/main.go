@@ -12,6 +12,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/agent"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cancel"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/console"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deploy"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/deployments"
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/destroy"
@@ -62,6 +63,7 @@ func newRoot(f *cli.Factory) *cobra.Command {
 	}
 	root.AddCommand(
 		cancel.NewCmdCancel(f, nil),
+		console.NewCmdConsole(f, nil),
 		deploy.NewCmdDeploy(f, nil),
 		diff.NewCmdDiff(f, nil),
 		destroy.NewCmdDestroy(f, nil),

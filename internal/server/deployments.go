@@ -169,6 +169,7 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		noteRecords(ctx, out.Deployments...)
 		return out, nil
 	})
 }
@@ -197,8 +198,20 @@ func abortDead(ctx context.Context, conn storage.Conn, queues map[int64][]state.
 			return false
 		})
 	}
-	_, err := conn.AbortDeployments(ctx, aborts(dead, now))
-	return queues, err
+	return queues, abortNoted(ctx, conn, dead, now)
+}
+
+// abortNoted aborts dead (state.AbortedDead) at now through conn and notes the event of each one it
+// aborted (webhooks.go).
+func abortNoted(ctx context.Context, conn storage.Conn, dead []state.Deployment, now time.Time) error {
+	ids, err := conn.AbortDeployments(ctx, aborts(dead, now))
+	for _, d := range dead {
+		if slices.Contains(ids, d.ID) {
+			a := state.AbortedDead(d, now)
+			note(ctx, &a)
+		}
+	}
+	return err
 }
 
 // lockQueue takes the queue lock of each of stacks, locks their queued deployments and aborts the dead
@@ -259,7 +272,11 @@ func (s *Server) claimDeployments(r *http.Request, c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := abortDead(r.Context(), s.db.Conn, queues, s.clockNow()); err != nil {
+		// Committed statement by statement: noted and handed to the webhooks at once.
+		ctx, ob := s.withOutbox(r.Context(), org, project)
+		_, err = abortDead(ctx, s.db.Conn, queues, s.clockNow())
+		s.flush(ob)
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -319,7 +336,9 @@ func claim(ctx context.Context, tx *storage.Tx, ids []string, runner, by string,
 	if err != nil {
 		return nil, err
 	}
-	return tx.Claim(ctx, ids, patch, by, now)
+	records, err := tx.Claim(ctx, ids, patch, by, now)
+	noteRecords(ctx, records...)
+	return records, err
 }
 
 // stackRowIDs returns the row IDs of the stacks of at, each once.
@@ -370,7 +389,10 @@ func (s *Server) claimNext(r *http.Request, c *call) (any, error) {
 		}
 		now := s.clockNow()
 		plan := state.PlanNext(bySeq(queues), now)
-		if _, err := s.db.AbortDeployments(ctx, aborts(plan.Abort, now)); err != nil {
+		actx, ob := s.withOutbox(ctx, org, project)
+		err = abortNoted(actx, s.db.Conn, plan.Abort, now)
+		s.flush(ob)
+		if err != nil {
 			return nil, err
 		}
 		if len(plan.Claim) == 0 {
@@ -486,10 +508,10 @@ func (s *Server) heartbeatDeployments(r *http.Request, c *call) (any, error) {
 	return out, nil
 }
 
-// lockDeployment locks deployment id of the request's project and returns its record and the name of
+// lockDeployment locks deployment id of org and project and returns its record and the name of
 // the token that claimed it ("" when none or unknown); 404 when absent.
-func lockDeployment(ctx context.Context, tx *storage.Tx, r *http.Request, id string) (*state.Deployment, string, error) {
-	d, claimer, err := tx.LockDeployment(ctx, r.PathValue("org"), r.PathValue("project"), id)
+func lockDeployment(ctx context.Context, tx *storage.Tx, org, project, id string) (*state.Deployment, string, error) {
+	d, claimer, err := tx.LockDeployment(ctx, org, project, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, "", errorf(http.StatusNotFound, "Not Found: deployment %s not found", id)
 	}
@@ -546,6 +568,9 @@ func setRecord(ctx context.Context, tx *storage.Tx, id string, status state.Depl
 	if errors.Is(err, storage.ErrRunning) {
 		return nil, errorf(http.StatusConflict, "Conflict: another deployment of the stack is RUNNING")
 	}
+	if err == nil && eventOf(status) != "" && status != state.StatusRunning {
+		noteRecords(ctx, record) // an abort request leaves a deployment RUNNING: no event
+	}
 	return record, err
 }
 
@@ -565,41 +590,63 @@ func (s *Server) transitionDeployment(r *http.Request, c *call) (any, error) {
 	}
 	id := r.PathValue("id")
 	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
-		d, claimer, err := lockDeployment(ctx, tx, r, id)
+		record, err := s.transition(ctx, tx, r.PathValue("org"), r.PathValue("project"), id, c, req)
 		if err != nil {
-			return nil, err
+			return nil, stateError(err)
 		}
-		// The state machine's rules of a transition (state.ApplyTransition), on the deployment as the
-		// tokens see it (tokenView).
-		view, actor := tokenView(d, claimer, c)
-		at := req.At.UTC()
-		if at.IsZero() {
-			at = s.clockNow()
-		}
-		next, err := state.ApplyTransition(view, state.Transition{From: req.From, To: req.To, By: actor.Name, Runner: actor.Runner, Error: req.Error, At: at}, s.policy())
-		if err != nil {
-			if err := stateError(err); errors.As(err, new(*apiError)) {
-				return nil, err
-			}
-			return nil, errorf(http.StatusBadRequest, "Bad Request: a deployment becomes %s only by a claim or a finish (POST …/deployments/claim, PATCH …/deployments/{id})", req.To)
-		}
-		fields := map[string]any{}
-		switch req.To {
-		case state.StatusApproved:
-			fields["approvedBy"] = next.ApprovedBy
-		case state.StatusRejected:
-			fields["rejectedBy"] = next.RejectedBy
-		case state.StatusAborted:
-			fields["abortedBy"] = next.AbortedBy
-		}
-		if req.Error != "" {
-			fields["error"] = next.Error
-		}
-		if req.To.Terminal() {
-			fields["finishedAt"] = next.FinishedAt
-		}
-		return setRecord(ctx, tx, id, req.To, fields)
+		return record, nil
 	})
+}
+
+// transition makes the change req of deployment id of org and project, asked by c, in tx (its row
+// locked): the state machine's rules of a transition (state.ApplyTransition, under the server's policy)
+// on the deployment as the tokens see it (tokenView). It returns the record as changed; an *apiError 404
+// when there is no such deployment, 400 for a status only a claim or a finish makes; the state machine's
+// errors as they are. The API (transitionDeployment) and the console (console.go) both change statuses
+// through it.
+func (s *Server) transition(ctx context.Context, tx *storage.Tx, org, project, id string, c *call, req stateapi.TransitionRequest) (json.RawMessage, error) {
+	d, claimer, err := lockDeployment(ctx, tx, org, project, id)
+	if err != nil {
+		return nil, err
+	}
+	view, actor := tokenView(d, claimer, c)
+	at := req.At.UTC()
+	if at.IsZero() {
+		at = s.clockNow()
+	}
+	next, err := state.ApplyTransition(view, state.Transition{From: req.From, To: req.To, By: actor.Name, Runner: actor.Runner, Error: req.Error, Comment: req.Comment, At: at}, s.policy())
+	var te *state.TransitionError
+	var fe *state.ForbiddenError
+	switch {
+	case errors.As(err, &te), errors.As(err, &fe):
+		return nil, err
+	case err != nil && req.Comment != "" && req.To != state.StatusRunning && req.To != state.StatusCompleted && req.To != state.StatusFailed:
+		return nil, errorf(http.StatusBadRequest, "Bad Request: %v", err)
+	case err != nil:
+		return nil, errorf(http.StatusBadRequest, "Bad Request: a deployment becomes %s only by a claim or a finish (POST …/deployments/claim, PATCH …/deployments/{id})", req.To)
+	}
+	fields := map[string]any{}
+	switch req.To {
+	case state.StatusApproved:
+		fields["approvedBy"] = next.ApprovedBy
+		if next.ApprovalComment != "" {
+			fields["approvalComment"] = next.ApprovalComment
+		}
+	case state.StatusRejected:
+		fields["rejectedBy"] = next.RejectedBy
+		if next.RejectionComment != "" {
+			fields["rejectionComment"] = next.RejectionComment
+		}
+	case state.StatusAborted:
+		fields["abortedBy"] = next.AbortedBy
+	}
+	if req.Error != "" {
+		fields["error"] = next.Error
+	}
+	if req.To.Terminal() {
+		fields["finishedAt"] = next.FinishedAt
+	}
+	return setRecord(ctx, tx, id, req.To, fields)
 }
 
 // requestAbort answers POST …/deployments/{id}/abort (stateapi.AbortRequest).
@@ -610,16 +657,26 @@ func (s *Server) requestAbort(r *http.Request, c *call) (any, error) {
 	}
 	id := r.PathValue("id")
 	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
-		d, _, err := lockDeployment(ctx, tx, r, id)
-		if err != nil {
-			return nil, err
-		}
-		next, err := state.ApplyAbortRequest(*d, c.user)
+		record, err := s.abortRequest(ctx, tx, r.PathValue("org"), r.PathValue("project"), id, c)
 		if err != nil {
 			return nil, stateError(err)
 		}
-		return setRecord(ctx, tx, id, state.StatusRunning, map[string]any{"abortedBy": next.AbortedBy})
+		return record, nil
 	})
+}
+
+// abortRequest asks the runner of the RUNNING deployment id of org and project to stop, as c
+// (state.ApplyAbortRequest), in tx; the API (requestAbort) and the console both ask through it.
+func (s *Server) abortRequest(ctx context.Context, tx *storage.Tx, org, project, id string, c *call) (json.RawMessage, error) {
+	d, _, err := lockDeployment(ctx, tx, org, project, id)
+	if err != nil {
+		return nil, err
+	}
+	next, err := state.ApplyAbortRequest(*d, c.user)
+	if err != nil {
+		return nil, err
+	}
+	return setRecord(ctx, tx, id, state.StatusRunning, map[string]any{"abortedBy": next.AbortedBy})
 }
 
 // finishDeployment answers PATCH …/deployments/{id} (stateapi.FinishRequest).
@@ -635,7 +692,7 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 	}
 	id := r.PathValue("id")
 	return s.once(r, func(ctx context.Context, tx *storage.Tx) (any, error) {
-		d, claimer, err := lockDeployment(ctx, tx, r, id)
+		d, claimer, err := lockDeployment(ctx, tx, r.PathValue("org"), r.PathValue("project"), id)
 		if err != nil {
 			return nil, err
 		}
@@ -651,7 +708,7 @@ func (s *Server) finishDeployment(r *http.Request, c *call) (any, error) {
 	})
 }
 
-// listDeployments answers GET …/deployments[?stack=S&status=A,B&idPrefix=P&limit=N] (a
+// listDeployments answers GET …/deployments[?stack=S&status=A,B&kind=K,L&idPrefix=P&before=SEQ&limit=N] (a
 // stateapi.DeploymentList).
 func (s *Server) listDeployments(r *http.Request, c *call) (any, error) {
 	q := r.URL.Query()
@@ -672,8 +729,20 @@ func (s *Server) listDeployments(r *http.Request, c *call) (any, error) {
 			statuses = append(statuses, one)
 		}
 	}
+	kinds := []string{}
+	if k := q.Get("kind"); k != "" {
+		kinds = strings.Split(k, ",")
+	}
+	var before int64
+	if b := q.Get("before"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n < 0 {
+			return nil, errorf(http.StatusBadRequest, "Bad Request: before %q is not a deployment's seq (the cursor of a page)", b)
+		}
+		before = n
+	}
 	records, err := s.db.Deployments(r.Context(), r.PathValue("org"), r.PathValue("project"),
-		storage.DeploymentFilter{Stack: q.Get("stack"), Statuses: statuses, IDPrefix: q.Get("idPrefix"), Limit: limit})
+		storage.DeploymentFilter{Stack: q.Get("stack"), Statuses: statuses, Kinds: kinds, IDPrefix: q.Get("idPrefix"), Before: before, Limit: limit})
 	if err != nil {
 		return nil, err
 	}

@@ -134,6 +134,9 @@ func TestCreateDeployments(t *testing.T) {
 		{"?stack=prod&status=PENDING", "d"},
 		{"?limit=2", "d c"},
 		{"?stack=nope", ""},
+		{"?kind=deploy", "d c b a"},
+		{"?kind=destroy,import", ""},
+		{"?before=1", ""}, // no deployment comes before the first
 	}
 	for _, l := range lists {
 		if got := fmt.Sprint(e.list(l.query)); got != "["+l.want+"]" {
@@ -142,6 +145,7 @@ func TestCreateDeployments(t *testing.T) {
 	}
 	e.must(400, "GET", deps+"?status=DONE", e.token, nil)
 	e.must(400, "GET", deps+"?limit=-1", e.token, nil)
+	e.must(400, "GET", deps+"?before=last", e.token, nil)
 	e.must(404, "GET", deps+"/nope", e.token, nil)
 }
 

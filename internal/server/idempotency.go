@@ -26,9 +26,10 @@ type txFunc func(ctx context.Context, tx *storage.Tx) (any, error)
 // the key in the same transaction (an insert, which waits for a concurrent request with the same key to
 // end): a key already answered returns the stored answer instead of running f (422 when it answered
 // another method or path), and f's answer is stored with the key before the commit. An error from f rolls
-// everything back, the key included, so that the request can be retried.
+// everything back, the key included, so that the request can be retried. The deployment events f notes
+// (webhooks.go) are handed to the webhooks after the commit, and only then; a stored answer notifies none.
 func (s *Server) once(r *http.Request, f txFunc) (any, error) {
-	ctx := r.Context()
+	ctx, ob := s.withOutbox(r.Context(), r.PathValue("org"), r.PathValue("project"))
 	key := r.Header.Get(IdempotencyHeader)
 	if len(key) > maxIdempotencyKey {
 		return nil, errorf(http.StatusBadRequest, "Bad Request: %s is longer than %d bytes", IdempotencyHeader, maxIdempotencyKey)
@@ -36,15 +37,20 @@ func (s *Server) once(r *http.Request, f txFunc) (any, error) {
 	var res any
 	if key == "" {
 		err := s.inTx(ctx, func(tx *storage.Tx) error {
+			ob.reset()
 			var err error
 			res, err = f(ctx, tx)
 			return err
 		})
+		if err == nil {
+			s.flush(ob)
+		}
 		return res, err
 	}
 	where := r.Method + " " + r.URL.Path
 	var stored *storedAnswer
 	err := s.inTx(ctx, func(tx *storage.Tx) error {
+		ob.reset()
 		a, claimed, err := tx.ClaimKey(ctx, key, where, s.now())
 		if err != nil {
 			return err
@@ -69,6 +75,7 @@ func (s *Server) once(r *http.Request, f txFunc) (any, error) {
 		return nil, err
 	}
 	if stored == nil {
+		s.flush(ob)
 		return res, nil
 	}
 	return stored.answer(key, r)

@@ -26,6 +26,10 @@ const (
 	// DeploymentBodyLimit bounds the deployment queue's creation (POST …/deployments): the records
 	// carry their plan and its snapshot of the assembly, megabytes for a large stack.
 	DeploymentBodyLimit = 32 << 20
+	// ConsoleBodyLimit bounds the bodies of the web console's routes (Options.Console): forms of a login
+	// (a token), an action (a CSRF token, a comment of at most state.MaxMessageBytes, percent-encoded)
+	// or an unlock.
+	ConsoleBodyLimit = 32 << 10
 	// DefaultBodyBudget is the default of Options.BodyBudget: the bytes of request bodies all requests
 	// in flight may hold together (two state bodies of DefaultMaxBody).
 	DefaultBodyBudget = 2 * DefaultMaxBody

@@ -19,8 +19,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/internal/console"
 	"github.com/cdkx-dev/cdkx/internal/server/storage"
 )
 
@@ -74,6 +76,17 @@ type Options struct {
 	// …/batch-encrypt, …/batch-decrypt; secrets.go); nil leaves them answering 400, which tells the user
 	// to configure a key or use another secrets provider. Open fails on a key of another length.
 	SecretsKey []byte
+	// Webhooks are the URLs every deployment event is posted to (webhooks.go); WebhookSecret signs the
+	// deliveries (none when empty); PublicURL is the base of the links to the console's deployment pages
+	// in the payloads (none when empty).
+	Webhooks      []string
+	WebhookSecret []byte
+	PublicURL     string
+	// hookConfig replaces the webhooks' client, attempts and backoff in tests.
+	hookConfig hookConfig
+	// Console, when not nil, serves the web console (package console, over ConsoleSource) at / beside
+	// the API: every path outside /api/ and /healthz is the console's; its Options' BasePath is ignored.
+	Console *console.Options
 }
 
 // Server is the state service on one PostgreSQL database. It is safe for concurrent use.
@@ -98,6 +111,10 @@ type Server struct {
 	texts textCache
 	// owners remembers the deployments whose writer is settled for good (owner.go).
 	owners ownerCache
+	// hooks posts deployment events to Options.Webhooks; nil without any.
+	hooks *notifier
+	// console is Options.Console (nil: no console).
+	console *console.Options
 }
 
 // Open connects to the PostgreSQL database at url (anything pgx accepts, e.g.
@@ -113,7 +130,7 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{db: db, now: opts.Now, log: opts.Logger, lease: opts.Lease, maxBody: opts.MaxBody, org: opts.Organization, grace: opts.LeaseGrace,
-		secondPerson: opts.RequireSecondPerson, secrets: aead}
+		secondPerson: opts.RequireSecondPerson, secrets: aead, console: opts.Console}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -144,11 +161,19 @@ func Open(ctx context.Context, url string, opts Options) (*Server, error) {
 	if s.org == "" {
 		s.org = DefaultOrganization
 	}
+	if s.hooks, err = newNotifier(opts.Webhooks, opts.WebhookSecret, opts.PublicURL, s.now, s.log, opts.hookConfig); err != nil {
+		db.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
-// Close closes the connection pool.
-func (s *Server) Close() { s.db.Close() }
+// Close stops the webhooks' dispatchers (deliveries still queued are lost) and closes the connection
+// pool.
+func (s *Server) Close() {
+	s.hooks.close()
+	s.db.Close()
+}
 
 // Handler returns the HTTP handler of the service.
 func (s *Server) Handler() http.Handler {
@@ -210,7 +235,32 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET "+cx+"/deployments", s.limitBody(small, s.api(s.listDeployments)))
 	mux.Handle("GET "+cx+"/deployments/{id}", s.limitBody(small, s.api(s.getDeployment)))
 	mux.Handle("GET "+cx+"/deployments/{id}/events", s.limitBody(small, s.api(s.deploymentEvents)))
-	return s.logRequests(mux)
+	// The webhooks' recent deliveries (webhooks.go).
+	mux.Handle("GET /api/cdkx/webhooks/deliveries", s.limitBody(small, s.api(s.webhookDeliveries)))
+	if s.console == nil {
+		return s.logRequests(mux)
+	}
+	return s.logRequests(s.withConsole(mux))
+}
+
+// withConsole serves the API's paths (/api/…, /healthz) with api, as they are served without a console
+// (its 404 and 405 included), and every other path with the console, under the console's body limit
+// (ConsoleBodyLimit) and the server's body deadline.
+func (s *Server) withConsole(api http.Handler) http.Handler {
+	opts := *s.console
+	opts.BasePath = ""
+	if opts.Now == nil {
+		opts.Now = s.now
+	}
+	limit := min(ConsoleBodyLimit, s.maxBody)
+	pages := s.limitBody(limit, http.MaxBytesHandler(console.New(s.ConsoleSource(), opts), limit))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/healthz" || r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
+			api.ServeHTTP(w, r)
+			return
+		}
+		pages.ServeHTTP(w, r)
+	})
 }
 
 // followUp answers 404 to a follow-up call whose {kind} is not one of followUpKinds, so that the

@@ -285,22 +285,33 @@ func (s *Server) updateStatus(r *http.Request, c *call) (any, error) {
 
 func (s *Server) cancelUpdate(r *http.Request, c *call) (any, error) {
 	err := s.inTx(r.Context(), func(tx *storage.Tx) error {
-		u, err := lockUpdate(r.Context(), tx, r)
-		if err != nil {
-			return err
-		}
-		switch {
-		case u.status == statusCancelled:
-			return nil
-		case !isActive(u.status):
-			return errorf(http.StatusConflict, "Conflict: update %s already completed (%s)", u.id, u.status)
-		}
-		return tx.EndUpdate(r.Context(), u.id, statusCancelled, s.now())
+		return s.cancelActive(r.Context(), tx, stackPath(r), r.PathValue("id"))
 	})
 	if err != nil {
 		return nil, err
 	}
 	return noContent{}, nil
+}
+
+// cancelActive cancels update id of the stack at p, in tx (its row locked): nothing when it is cancelled
+// already, 409 when it completed, 404 when there is none. The API (cancelUpdate) and the console's unlock
+// both cancel through it.
+func (s *Server) cancelActive(ctx context.Context, tx *storage.Tx, p storage.StackPath, id string) error {
+	stored, err := tx.LockUpdate(ctx, p, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return errorf(http.StatusNotFound, "Not Found: update %q not found", id)
+	}
+	if err != nil {
+		return err
+	}
+	u := asUpdateRow(stored)
+	switch {
+	case u.status == statusCancelled:
+		return nil
+	case !isActive(u.status):
+		return errorf(http.StatusConflict, "Conflict: update %s already completed (%s)", u.id, u.status)
+	}
+	return tx.EndUpdate(ctx, u.id, statusCancelled, s.now())
 }
 
 // eventPageSize bounds the events one GET …/events returns.

@@ -30,6 +30,11 @@ type Deployment struct {
 	ApprovedBy string `json:"approvedBy"`
 	RejectedBy string `json:"rejectedBy,omitempty"`
 	AbortedBy  string `json:"abortedBy,omitempty"`
+	// ApprovalComment and RejectionComment are what the reviewer wrote when approving or rejecting it
+	// (cdkx deployments approve --comment, reject --comment; the console's comment box), or "": at most
+	// MaxMessageBytes of UTF-8 (CheckMessage), recorded by the transition (Transition.Comment).
+	ApprovalComment  string `json:"approvalComment,omitempty"`
+	RejectionComment string `json:"rejectionComment,omitempty"`
 	// CdkxVersion is the version of the cdkx that created the deployment.
 	CdkxVersion string `json:"cdkxVersion"`
 	// Snapshot is what the deployment runs (the whole assembly and the run's options; see
@@ -158,23 +163,41 @@ type DeploymentFilter struct {
 	Stack string
 	// Statuses, when not empty, keeps only deployments in one of them.
 	Statuses []DeploymentStatus
+	// Kinds, when not empty, keeps only deployments of one of them.
+	Kinds []DeploymentKind
 	// IDPrefix, when not "", keeps only deployments whose ID starts with it (ResolveDeploymentID).
 	IDPrefix string
+	// Before, when not 0, keeps only deployments older than it: the cursor of the next page, which is
+	// NextBefore of the page before (the Seq of its last, oldest deployment). Treat it as opaque: a
+	// number to pass back, not to compute.
+	Before int64
 	// Limit keeps the newest Limit (0: all).
 	Limit int
 }
 
-// Match reports whether d passes the filter's Stack, Statuses and IDPrefix (Limit aside).
+// Match reports whether d passes the filter's Stack, Statuses, Kinds, IDPrefix and Before (Limit aside).
 func (f DeploymentFilter) Match(d *Deployment) bool {
 	return (f.Stack == "" || d.Stack == f.Stack) && (len(f.Statuses) == 0 || slices.Contains(f.Statuses, d.Status)) &&
+		(len(f.Kinds) == 0 || slices.Contains(f.Kinds, d.Kind)) && (f.Before == 0 || d.Seq < f.Before) &&
 		strings.HasPrefix(d.ID, f.IDPrefix)
+}
+
+// NextBefore returns the cursor of the page after page, a list ListDeployments answered for a filter with
+// Limit limit: the Before of the next page's filter, or 0 when page is the last one (shorter than limit,
+// or limit 0).
+func NextBefore(page []Deployment, limit int) int64 {
+	if limit <= 0 || len(page) < limit {
+		return 0
+	}
+	return page[len(page)-1].Seq
 }
 
 // MaxMessageBytes is the longest message a deployment may carry (deploy --propose --message), in bytes.
 const MaxMessageBytes = 4 << 10
 
-// CheckMessage returns an error when msg cannot be a deployment's message: longer than MaxMessageBytes or
-// not UTF-8. Every backend refuses such a deployment at creation (CreateDeployments).
+// CheckMessage returns an error when msg cannot be a deployment's message or a reviewer's comment: longer
+// than MaxMessageBytes or not UTF-8. Every backend refuses such a deployment at creation
+// (CreateDeployments) and such a comment in a transition (ApplyTransition).
 func CheckMessage(msg string) error {
 	if len(msg) > MaxMessageBytes {
 		return fmt.Errorf("the message is %d bytes; at most %d (4 KiB) are allowed: shorten it, and link to details instead", len(msg), MaxMessageBytes)
@@ -243,6 +266,10 @@ type Transition struct {
 	Runner string
 	// Error is recorded as the deployment's error when not "" (a rejection's message).
 	Error string
+	// Comment is the reviewer's comment, recorded as ApprovalComment (To APPROVED) or RejectionComment
+	// (To REJECTED); "" for none. Bounded as messages are (CheckMessage); a transition to another status
+	// takes none.
+	Comment string
 	// At is the time of the change: FinishedAt when To is terminal.
 	At time.Time
 }

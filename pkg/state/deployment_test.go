@@ -50,3 +50,37 @@ func TestDeploymentFilterMatchIDPrefix(t *testing.T) {
 		}
 	}
 }
+
+func TestDeploymentFilterMatch(t *testing.T) {
+	d := Deployment{ID: "abcdef-1", Stack: "web", Kind: KindDeploy, Status: StatusCompleted, Seq: 7}
+	tests := []struct {
+		name string
+		f    DeploymentFilter
+		want bool
+	}{
+		{"zero", DeploymentFilter{}, true},
+		{"kind", DeploymentFilter{Kinds: []DeploymentKind{KindDestroy, KindDeploy}}, true},
+		{"other kind", DeploymentFilter{Kinds: []DeploymentKind{KindDestroy}}, false},
+		{"before a newer one", DeploymentFilter{Before: 8}, true},
+		{"before itself", DeploymentFilter{Before: 7}, false},
+		{"everything", DeploymentFilter{Stack: "web", Statuses: []DeploymentStatus{StatusCompleted}, Kinds: []DeploymentKind{KindDeploy}, IDPrefix: "abc", Before: 9}, true},
+	}
+	for _, tt := range tests {
+		if got := tt.f.Match(&d); got != tt.want {
+			t.Errorf("%s: %+v.Match(seq 7) = %v, want %v", tt.name, tt.f, got, tt.want)
+		}
+	}
+}
+
+func TestNextBefore(t *testing.T) {
+	page := []Deployment{{Seq: 9}, {Seq: 5}}
+	tests := []struct {
+		limit int
+		want  int64
+	}{{2, 5}, {3, 0}, {0, 0}}
+	for _, tt := range tests {
+		if got := NextBefore(page, tt.limit); got != tt.want {
+			t.Errorf("NextBefore(seqs 9 5, %d) = %d, want %d", tt.limit, got, tt.want)
+		}
+	}
+}

@@ -72,7 +72,8 @@ func ApplyAbortRequest(d Deployment, by string) (Deployment, error) {
 // ApplyTransition returns d after t under policy p, or the error of the state machine: a *TransitionError
 // when d is not in a status of t.From or CheckTransition knows no such change (a terminal deployment never
 // changes), a *ForbiddenError when it refuses t.By or t.Runner, an error when t.To is RUNNING, COMPLETED
-// or FAILED (a claim or FinishDeployment makes those).
+// or FAILED (a claim or FinishDeployment makes those), and an error for a comment CheckMessage refuses or
+// one given with an abort.
 func ApplyTransition(d Deployment, t Transition, p Policy) (Deployment, error) {
 	if !slices.Contains(t.From, d.Status) {
 		return d, &TransitionError{ID: d.ID, Status: d.Status, To: t.To}
@@ -85,12 +86,20 @@ func ApplyTransition(d Deployment, t Transition, p Policy) (Deployment, error) {
 	default:
 		return d, fmt.Errorf("update deployment %s: cannot make it %s here: a claim makes it RUNNING, FinishDeployment ends a run", d.ID, t.To)
 	}
+	if t.Comment != "" {
+		if t.To == StatusAborted {
+			return d, fmt.Errorf("update deployment %s: a comment is recorded with an approval or a rejection, not with an abort", d.ID)
+		}
+		if err := CheckMessage(t.Comment); err != nil {
+			return d, fmt.Errorf("update deployment %s: comment: %w", d.ID, err)
+		}
+	}
 	d.Status = t.To
 	switch t.To {
 	case StatusApproved:
-		d.ApprovedBy = t.By
+		d.ApprovedBy, d.ApprovalComment = t.By, t.Comment
 	case StatusRejected:
-		d.RejectedBy = t.By
+		d.RejectedBy, d.RejectionComment = t.By, t.Comment
 	case StatusAborted:
 		d.AbortedBy = t.By
 	}

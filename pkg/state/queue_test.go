@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -187,6 +188,21 @@ func TestApplyTransition(t *testing.T) {
 		{name: "abort a pending", d: state.Deployment{ID: "a", Status: state.StatusPending},
 			tr:   state.Transition{From: []state.DeploymentStatus{state.StatusPending}, To: state.StatusAborted, By: "y", At: at},
 			want: state.Deployment{ID: "a", Status: state.StatusAborted, AbortedBy: "y", FinishedAt: at}},
+		{name: "approve with a comment", d: state.Deployment{ID: "a", Status: state.StatusProposed, CreatedBy: "x"},
+			tr:   state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: "y", Comment: "LGTM ✓", At: at},
+			want: state.Deployment{ID: "a", Status: state.StatusApproved, CreatedBy: "x", ApprovedBy: "y", ApprovalComment: "LGTM ✓"}},
+		{name: "reject with a comment", d: state.Deployment{ID: "a", Status: state.StatusProposed},
+			tr:   state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusRejected, By: "y", Error: "rejected: no", Comment: "no", At: at},
+			want: state.Deployment{ID: "a", Status: state.StatusRejected, RejectedBy: "y", Error: "rejected: no", RejectionComment: "no", FinishedAt: at}},
+		{name: "a comment longer than 4 KiB", d: state.Deployment{ID: "a", Status: state.StatusProposed},
+			tr:      state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: "y", Comment: strings.Repeat("x", state.MaxMessageBytes+1)},
+			wantErr: "update deployment a: comment: the message is 4097 bytes; at most 4096 (4 KiB) are allowed: shorten it, and link to details instead"},
+		{name: "a comment not UTF-8", d: state.Deployment{ID: "a", Status: state.StatusProposed},
+			tr:      state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusRejected, By: "y", Comment: "\xff"},
+			wantErr: "update deployment a: comment: the message is not valid UTF-8"},
+		{name: "no comment on an abort", d: state.Deployment{ID: "a", Status: state.StatusPending},
+			tr:      state.Transition{From: []state.DeploymentStatus{state.StatusPending}, To: state.StatusAborted, By: "y", Comment: "why"},
+			wantErr: "update deployment a: a comment is recorded with an approval or a rejection, not with an abort"},
 		{name: "not in From", d: state.Deployment{ID: "a", Status: state.StatusPending},
 			tr: state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusAborted}, wantErr: "transition"},
 		{name: "a claim is not a transition", d: state.Deployment{ID: "a", Status: state.StatusPending},

@@ -15,8 +15,10 @@ import (
 )
 
 // DeploymentList is a cdkx extension: the body of POST …/deployments (create) and the answer of that
-// create, of POST …/deployments/claim and …/heartbeat, and of GET …/deployments[?stack=S&status=A,B&limit=N].
-// Answers leave the deployments' snapshots out; a list is never null.
+// create, of POST …/deployments/claim and …/heartbeat, and of GET
+// …/deployments[?stack=S&status=A,B&kind=K,L&idPrefix=P&before=SEQ&limit=N] (pkg/state.DeploymentFilter:
+// before is the cursor, the seq of the last deployment of the page before). Answers leave the
+// deployments' snapshots out; a list is never null.
 type DeploymentList struct {
 	Deployments []state.Deployment `json:"deployments"`
 }
@@ -58,6 +60,9 @@ type TransitionRequest struct {
 	From  []state.DeploymentStatus `json:"from"`
 	To    state.DeploymentStatus   `json:"to"`
 	Error string                   `json:"error,omitempty"`
+	// Comment is the reviewer's comment (approvalComment or rejectionComment), at most 4 KiB of UTF-8
+	// (400 otherwise); only with To APPROVED or REJECTED (400 otherwise).
+	Comment string `json:"comment,omitempty"`
 	// At is the deployment's finishedAt when To is terminal (the server's now when absent).
 	At time.Time `json:"at,omitzero"`
 }

@@ -364,25 +364,37 @@ func (c Conn) SetRecord(ctx context.Context, id string, status state.DeploymentS
 
 // DeploymentFilter selects deployments of a project: all when zero.
 type DeploymentFilter struct {
-	// Stack is a stack's name; Statuses the statuses wanted; IDPrefix how IDs start.
+	// Stack is a stack's name; Statuses the statuses wanted; Kinds the kinds wanted; IDPrefix how IDs
+	// start.
 	Stack    string
 	Statuses []string
+	Kinds    []string
 	IDPrefix string
+	// Before keeps those of a lower seq (0: all): the cursor of a page.
+	Before int64
 	// Limit caps the number answered (0: no cap).
 	Limit int
+	// NoPlans leaves the plans out of the records (lists that show no plan: the console's pages).
+	NoPlans bool
 }
 
 // Deployments returns the records of the deployments of org and project that f selects, newest (highest
 // seq) first.
 func (c Conn) Deployments(ctx context.Context, org, project string, f DeploymentFilter) ([]json.RawMessage, error) {
-	statuses := f.Statuses
+	statuses, kinds := f.Statuses, f.Kinds
 	if statuses == nil {
 		statuses = []string{}
 	}
-	rows, err := c.q.Query(ctx, `SELECT d.record FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
+	if kinds == nil {
+		kinds = []string{}
+	}
+	// Pages of a stack's history walk svc_deployments_stack_seq (svc_deployments_stack_kind_seq with
+	// kinds) backwards from the cursor.
+	rows, err := c.q.Query(ctx, `SELECT CASE WHEN $9 THEN d.record - 'plan' ELSE d.record END FROM svc_deployments d JOIN svc_stacks s ON s.id = d.stack_id
 WHERE s.org = $1 AND s.project = $2 AND ($3 = '' OR s.name = $3) AND (cardinality($4::text[]) = 0 OR d.status = ANY($4))
+  AND (cardinality($7::text[]) = 0 OR d.kind = ANY($7)) AND ($8 = 0 OR d.seq < $8)
   AND left(d.id, length($6::text)) = $6::text
-ORDER BY d.seq DESC LIMIT CASE WHEN $5 > 0 THEN $5 END`, org, project, f.Stack, statuses, f.Limit, f.IDPrefix)
+ORDER BY d.seq DESC LIMIT CASE WHEN $5 > 0 THEN $5 END`, org, project, f.Stack, statuses, f.Limit, f.IDPrefix, kinds, f.Before, f.NoPlans)
 	if err != nil {
 		return nil, err
 	}

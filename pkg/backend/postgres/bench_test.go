@@ -10,6 +10,7 @@ import (
 
 	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema/sqlschematest"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/pkg/state/statetest"
 )
 
 // BenchmarkCommit commits one PutResource of a ~300-byte resource and one event per op, cycling over
@@ -52,4 +53,10 @@ func BenchmarkCommitParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkPages pages a stack's history of 10,000 deployments (statetest.BenchmarkPages) on the test
+// database (CDKX_TEST_POSTGRES_URL).
+func BenchmarkPages(b *testing.B) {
+	statetest.BenchmarkPages(b, mustOpen(b, postgrestest.FreshSchema(b)))
 }

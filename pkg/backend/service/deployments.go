@@ -118,7 +118,12 @@ func (b *Backend) CreateDeployments(ctx context.Context, ds []*state.Deployment)
 // UpdateDeployment applies t on the service (By is the token's name there, and the token that claimed a
 // RUNNING deployment its runner: t.Runner is not sent) and returns the record after it.
 func (b *Backend) UpdateDeployment(ctx context.Context, id string, t state.Transition) (*state.Deployment, error) {
-	body := stateapi.TransitionRequest{From: t.From, To: t.To, Error: t.Error, At: t.At}
+	// JSON would carry a comment that is not UTF-8 with its bad bytes replaced: refuse it here, as the
+	// server refuses what is too long.
+	if err := state.CheckMessage(t.Comment); err != nil {
+		return nil, fmt.Errorf("make deployment %s %s: comment: %w", id, t.To, err)
+	}
+	body := stateapi.TransitionRequest{From: t.From, To: t.To, Error: t.Error, Comment: t.Comment, At: t.At}
 	var d state.Deployment
 	if err := b.mutate(ctx, "POST", b.deploymentPath(id)+"/transition", body, &d); err != nil {
 		return nil, wrap(err, "make deployment %s %s", id, t.To)
@@ -205,8 +210,18 @@ func (b *Backend) ListDeployments(ctx context.Context, f state.DeploymentFilter)
 		}
 		q.Set("status", strings.Join(sts, ","))
 	}
+	if len(f.Kinds) > 0 {
+		ks := make([]string, len(f.Kinds))
+		for i, k := range f.Kinds {
+			ks[i] = string(k)
+		}
+		q.Set("kind", strings.Join(ks, ","))
+	}
 	if f.IDPrefix != "" {
 		q.Set("idPrefix", f.IDPrefix)
+	}
+	if f.Before != 0 {
+		q.Set("before", strconv.FormatInt(f.Before, 10))
 	}
 	if f.Limit > 0 {
 		q.Set("limit", strconv.Itoa(f.Limit))
@@ -215,7 +230,8 @@ func (b *Backend) ListDeployments(ctx context.Context, f state.DeploymentFilter)
 	if err := b.call(ctx, "GET", b.cdkxPath()+"/deployments?"+q.Encode(), nil, &resp); err != nil {
 		return nil, fmt.Errorf("list deployments: %w", err)
 	}
-	// A server older than idPrefix ignores it: keep only what the filter selects.
+	// A server older than idPrefix, kind or before ignores them: keep only what the filter selects. (Such a
+	// server's page may then be short: its cursor still works, from the last deployment it sent.)
 	return slices.DeleteFunc(resp.Deployments, func(d state.Deployment) bool { return !f.Match(&d) }), nil
 }
 

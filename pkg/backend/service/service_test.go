@@ -19,27 +19,27 @@ import (
 
 // newService starts a state service configured by opts on a fresh PostgreSQL schema behind httptest and
 // returns its URL and an API token.
-func newService(t *testing.T, opts server.Options) (string, string) {
-	t.Helper()
-	srv, err := server.Open(context.Background(), postgrestest.FreshSchema(t), opts)
+func newService(tb testing.TB, opts server.Options) (string, string) {
+	tb.Helper()
+	srv, err := server.Open(context.Background(), postgrestest.FreshSchema(tb), opts)
 	if err != nil {
-		t.Fatalf("server.Open() = %v", err)
+		tb.Fatalf("server.Open() = %v", err)
 	}
-	t.Cleanup(srv.Close)
+	tb.Cleanup(srv.Close)
 	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
+	tb.Cleanup(ts.Close)
 	tok, err := srv.CreateToken(context.Background(), "ci")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return ts.URL, tok
 }
 
-func open(t *testing.T, url, token string) *service.Backend {
-	t.Helper()
+func open(tb testing.TB, url, token string) *service.Backend {
+	tb.Helper()
 	b, err := service.Open(context.Background(), url, service.Options{Token: token, Project: "proj"})
 	if err != nil {
-		t.Fatalf("service.Open() = %v", err)
+		tb.Fatalf("service.Open() = %v", err)
 	}
 	return b
 }
@@ -233,4 +233,13 @@ func mustToken(t *testing.T, srv *server.Server, name string) string {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+// BenchmarkPages pages a stack's history of 10,000 deployments (statetest.BenchmarkPages) through a
+// state service on the test database (CDKX_TEST_POSTGRES_URL): HTTP and JSON included.
+func BenchmarkPages(b *testing.B) {
+	url, tok := newService(b, server.Options{})
+	be := open(b, url, tok)
+	defer func() { _ = be.Close() }()
+	statetest.BenchmarkPages(b, be)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cdkx-dev/cdkx/pkg/backend/internal/sqlschema/sqlschematest"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/cdkx-dev/cdkx/pkg/state/statetest"
 )
 
 // fileSize returns the size of path, 0 when absent.
@@ -179,4 +180,14 @@ func BenchmarkDeploy(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(commits), "ns/commit")
 		})
 	}
+}
+
+// BenchmarkPages pages a stack's history of 10,000 deployments (statetest.BenchmarkPages).
+func BenchmarkPages(b *testing.B) {
+	be, err := Open(b.Context(), filepath.Join(b.TempDir(), "state.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = be.Close() }()
+	statetest.BenchmarkPages(b, be)
 }

@@ -44,6 +44,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) state.Backend, opts ...Opti
 		{"Events", testEvents},
 		{"Deployments", c.testDeployments},
 		{"ResolveDeploymentID", c.testResolveDeploymentID},
+		{"ReviewComments", c.testReviewComments},
+		{"DeploymentPages", c.testDeploymentPages},
 		{"DeploymentTransitions", c.testDeploymentTransitions},
 		{"DeploymentClaims", c.testDeploymentClaims},
 		{"FinishDeployment", c.testFinishDeployment},

@@ -60,6 +60,10 @@ Terminal:
   TERM                   "dumb": no colours
   CI                     when set: no prompts, no live rendering (plain rows, RFC3339 times)
 
+Go runtime:
+  GOGC                   the collector's heap growth in percent before it runs again (Go's default
+                         100; cdkx diff uses 200 when GOGC is unset: faster, a little more memory)
+
 Providers:
   PDNS_API_URL           PowerDNS web server, e.g. http://127.0.0.1:8081
   PDNS_API_KEY           PowerDNS API key (the api-key of pdns.conf); never logged

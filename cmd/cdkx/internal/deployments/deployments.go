@@ -88,7 +88,7 @@ func NewCmdList(f *cli.Factory, use string) *cobra.Command {
 // newCmdList is NewCmdList; runF replaces listRun in tests.
 func newCmdList(f *cli.Factory, use string, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{F: f}
-	var status string
+	var status, kind string
 	path := "cdkx deployments list"
 	if use == "history" {
 		path = "cdkx history"
@@ -100,7 +100,7 @@ func newCmdList(f *cli.Factory, use string, runF func(context.Context, *ListOpti
 plan (+create ~update ±replace -delete), resulting state version, who created it and its message
 (cut to the terminal's width). With --json, a JSON array of the records (as "deployments show
 --json" prints them, without events).`,
-		Example: "  " + path + "\n  " + path + " --stack App --status PENDING,RUNNING --json",
+		Example: "  " + path + "\n  " + path + " --stack App --status PENDING,RUNNING --json\n  " + path + " --kind destroy,import",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, s := range strings.Split(status, ",") {
@@ -109,6 +109,14 @@ plan (+create ~update ±replace -delete), resulting state version, who created i
 						return fmt.Errorf("--status %q: not a status; use PROPOSED, APPROVED, REJECTED, PENDING, RUNNING, COMPLETED, FAILED or ABORTED (comma-separated)", s)
 					}
 					opts.Filter.Statuses = append(opts.Filter.Statuses, state.DeploymentStatus(s))
+				}
+			}
+			for _, k := range strings.Split(kind, ",") {
+				if k = strings.ToLower(strings.TrimSpace(k)); k != "" {
+					if !validKind(k) {
+						return fmt.Errorf("--kind %q: not a kind; use deploy, plan, destroy, import or refresh (comma-separated)", k)
+					}
+					opts.Filter.Kinds = append(opts.Filter.Kinds, state.DeploymentKind(k))
 				}
 			}
 			cfg, err := cli.LoadConfig(cmd.Flags(), f.Getenv)
@@ -124,6 +132,7 @@ plan (+create ~update ±replace -delete), resulting state version, who created i
 	}
 	cmd.Flags().StringVar(&opts.Filter.Stack, "stack", "", "only this stack's deployments")
 	cmd.Flags().StringVar(&status, "status", "", "only deployments in these statuses (comma-separated)")
+	cmd.Flags().StringVar(&kind, "kind", "", "only deployments of these kinds (comma-separated)")
 	cmd.Flags().IntVar(&opts.Filter.Limit, "limit", 20, "at most this many deployments (0: all)")
 	return cmd
 }
@@ -137,6 +146,14 @@ func listRun(ctx context.Context, opts *ListOptions) error {
 		width, _ := opts.F.IO.Size()
 		return view.Deployments(opts.F.IO.Out, opts.Config.JSON, ds, width)
 	})
+}
+
+func validKind(k string) bool {
+	switch state.DeploymentKind(k) {
+	case state.KindDeploy, state.KindPlan, state.KindDestroy, state.KindImport, state.KindRefresh:
+		return true
+	}
+	return false
 }
 
 func validStatus(s string) bool {
@@ -295,6 +312,7 @@ func (s *session) print(d *state.Deployment) error {
 
 func newCmdApprove(f *cli.Factory) *cobra.Command {
 	var run, replan bool
+	var comment string
 	cmd := &cobra.Command{
 		Use:   "approve ID...",
 		Short: "Approve proposed deployments (with --run, run them here when their turn comes)",
@@ -303,15 +321,20 @@ an agent (cdkx agent) or for this command with --run, which waits for its turn (
 --lock-timeout) and runs it from its snapshot with this machine's provider credentials. A deployment
 whose stack moved since it was planned is refused as stale when its plan now differs, unless
 --replan. With "approval": {"requireSecondPerson": true} in cdkx.json (or the state service's
-setting), the proposer cannot approve their own proposal.`,
-		Example: "  cdkx deployments approve 6f1c…\n  cdkx deployments approve 6f1c… --run --lock-timeout 10m",
-		Args:    cobra.MinimumNArgs(1),
+setting), the proposer cannot approve their own proposal. --comment is recorded on the deployment
+(at most 4 KiB; deployments show prints it).`,
+		Example: "  cdkx deployments approve 6f1c… --comment \"TTL change checked with the DNS team\"\n" +
+			"  cdkx deployments approve 6f1c… --run --lock-timeout 10m",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := state.CheckMessage(comment); err != nil {
+				return fmt.Errorf("--comment: %w", err)
+			}
 			return with(cmd, f, func(ctx context.Context, s *session) error {
 				// The store enforces the second-person rule (state.CheckTransition): cdkx.json's on SQLite and
 				// PostgreSQL, the server's on a state service.
 				r := s.review()
-				err := s.each(ctx, args, func(id string) (*state.Deployment, error) { return r.Approve(ctx, id) })
+				err := s.each(ctx, args, func(id string) (*state.Deployment, error) { return r.Approve(ctx, id, comment) })
 				if err != nil || !run {
 					return err
 				}
@@ -324,29 +347,41 @@ setting), the proposer cannot approve their own proposal.`,
 			})
 		},
 	}
+	cmd.Flags().StringVar(&comment, "comment", "", "a comment recorded with the approval (at most 4 KiB)")
 	cmd.Flags().BoolVar(&run, "run", false, "run the approved deployments here when their turn comes")
 	cmd.Flags().BoolVar(&replan, "replan", false, "with --run: apply the new plan even if the stack moved and the plan differs from the approved one")
 	return cmd
 }
 
 func newCmdReject(f *cli.Factory) *cobra.Command {
-	var message string
+	var message, comment string
 	cmd := &cobra.Command{
-		Use:     "reject ID...",
-		Short:   "Reject proposed deployments (final: they never run)",
-		Example: "  cdkx deployments reject 6f1c… --message \"wrong zone\"",
+		Use:   "reject ID...",
+		Short: "Reject proposed deployments (final: they never run)",
+		Long: `Reject moves PROPOSED deployments to REJECTED, a final status: they never run. --comment (or its
+older name --message) says why: it is recorded on the deployment (at most 4 KiB; deployments show
+prints it).`,
+		Example: "  cdkx deployments reject 6f1c… --comment \"wrong zone\"",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := state.CheckMessage(message); err != nil {
-				return fmt.Errorf("--message: %w", err)
+			flag := "--comment"
+			switch {
+			case cmd.Flags().Changed("message") && cmd.Flags().Changed("comment") && message != comment:
+				return errors.New("--message and --comment are the same flag: give one")
+			case cmd.Flags().Changed("message"):
+				flag, comment = "--message", message
+			}
+			if err := state.CheckMessage(comment); err != nil {
+				return fmt.Errorf("%s: %w", flag, err)
 			}
 			return with(cmd, f, func(ctx context.Context, s *session) error {
 				r := s.review()
-				return s.each(ctx, args, func(id string) (*state.Deployment, error) { return r.Reject(ctx, id, message) })
+				return s.each(ctx, args, func(id string) (*state.Deployment, error) { return r.Reject(ctx, id, comment) })
 			})
 		},
 	}
-	cmd.Flags().StringVar(&message, "message", "", "why it was rejected")
+	cmd.Flags().StringVar(&comment, "comment", "", "why it was rejected, recorded with the rejection (at most 4 KiB)")
+	cmd.Flags().StringVar(&message, "message", "", "the same as --comment (its older name)")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,10 @@ func TestNewCmdList(t *testing.T) {
 				func(c *cli.Config) { c.JSON = true })},
 		{Name: "state from the environment", Env: map[string]string{"CDKX_STATE": "postgres://db/x"},
 			Want: list(state.DeploymentFilter{Limit: 20}, func(c *cli.Config) { c.State = "postgres://db/x" })},
+		{Name: "kinds", Args: []string{"--kind", "Destroy, import"},
+			Want: list(state.DeploymentFilter{Kinds: []state.DeploymentKind{state.KindDestroy, state.KindImport}, Limit: 20}, nil)},
+		{Name: "not a kind", Args: []string{"--kind", "deploy,apply"},
+			WantErr: `--kind "apply": not a kind; use deploy, plan, destroy, import or refresh (comma-separated)`},
 		{Name: "not a status", Args: []string{"--status", "PENDING,DONE"},
 			WantErr: `--status "DONE": not a status; use PROPOSED, APPROVED, REJECTED, PENDING, RUNNING, COMPLETED, FAILED or ABORTED (comma-separated)`},
 		{Name: "no arguments", Args: []string{"App"}, WantErr: `unknown command "App" for "cdkx list"`},
@@ -138,11 +143,7 @@ func TestDeploymentsRun(t *testing.T) {
 		c.JSON = json
 		return c
 	}
-	tests := []struct {
-		name     string
-		run      func() error
-		wantCode int
-	}{
+	tests := []step{
 		{name: "list", run: func() error { return listRun(t.Context(), &ListOptions{F: h.F, Config: cfg(false)}) }},
 		{name: "list JSON", run: func() error { return listRun(t.Context(), &ListOptions{F: h.F, Config: cfg(true)}) }},
 		{name: "list proposed JSON", run: func() error {
@@ -187,7 +188,93 @@ func TestDeploymentsRun(t *testing.T) {
 		}},
 		{name: "list after the run", run: func() error { return listRun(t.Context(), &ListOptions{F: h.F, Config: cfg(false)}) }},
 	}
-	for _, tt := range tests { // in order: the run changes what the list after it shows
+	runSteps(t, h, "TestDeploymentsRun", tests) // in order: the run changes what the list after it shows
+	if got := h.Objects()["r"]["value"]; got != "4" {
+		t.Errorf("after the run of the pending deployment R's value is %v, want 4", got)
+	}
+	if diff := cmp.Diff([]string{"deploy COMPLETED", "deploy COMPLETED", "deploy PROPOSED", "deploy COMPLETED"}, h.Deployments(t)); diff != "" {
+		t.Errorf("deployments (-want +got):\n%s", diff)
+	}
+}
+
+// TestReviewComments: approve --comment and reject --comment (or its older name --message) record the
+// reviewer's comment, which show prints as text, JSON and markdown; a comment longer than 4 KiB, or
+// --message and --comment saying different things, is refused before anything changes.
+func TestReviewComments(t *testing.T) {
+	h := apptest.New(t)
+	for i, v := range []string{"1", "2", "3"} {
+		app := apptest.OneStack(t, `{"resources": {"R": {"type": "Fake::Test::Thing", "properties": {"key": "r", "value": "`+v+`"}}}}`)
+		h.F.Now = func() time.Time { return apptest.Now.Add(time.Duration(i) * time.Minute) }
+		if err := apptest.Execute(deploy.NewCmdDeploy(h.F, nil), "--app", app, "--state", h.State, "--propose", "--message", "value "+v); err != nil {
+			t.Fatalf("deploy --propose: %v\n%s", err, h.ErrOut)
+		}
+	}
+	var ids []string
+	for _, d := range h.Records(t) {
+		ids = append(ids, d.ID)
+	}
+	approved, rejectedOld, rejected := ids[0], ids[1], ids[2]
+	h.F.Now = func() time.Time { return apptest.Now.Add(time.Hour) }
+	long := strings.Repeat("x", state.MaxMessageBytes+1)
+	cfg := func(json bool) *cli.Config {
+		c := h.Config("")
+		c.JSON = json
+		return c
+	}
+	tests := []step{
+		{name: "approve a comment too long", wantCode: cli.ExitErr, run: func() error {
+			return apptest.Execute(newCmdApprove(h.F), approved, "--state", h.State, "--comment", long)
+		}},
+		{name: "reject with two comments", wantCode: cli.ExitErr, run: func() error {
+			return apptest.Execute(newCmdReject(h.F), rejected, "--state", h.State, "--comment", "a", "--message", "b")
+		}},
+		{name: "approve with a comment", run: func() error {
+			return apptest.Execute(newCmdApprove(h.F), approved, "--state", h.State, "--comment", "checked with the DNS team ✓\nTTL 60 is fine")
+		}},
+		{name: "reject with a message", run: func() error {
+			return apptest.Execute(newCmdReject(h.F), rejectedOld, "--state", h.State, "--message", "wrong zone")
+		}},
+		{name: "reject with a comment", run: func() error {
+			return apptest.Execute(newCmdReject(h.F), rejected, "--state", h.State, "--comment", "not on a Friday\x1b[31m")
+		}},
+		{name: "show approved", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(false), ID: approved, Format: view.FormatText})
+		}},
+		{name: "show approved JSON", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(true), ID: approved, Format: view.FormatText})
+		}},
+		{name: "show approved markdown", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(false), ID: approved, Format: view.FormatMarkdown})
+		}},
+		{name: "show rejected with a message", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(false), ID: rejectedOld, Format: view.FormatText})
+		}},
+		{name: "show rejected markdown", run: func() error {
+			return showRun(t.Context(), &ShowOptions{F: h.F, Config: cfg(false), ID: rejected, Format: view.FormatMarkdown})
+		}},
+	}
+	runSteps(t, h, "TestReviewComments", tests) // in order: the reviews change what show prints
+	want := map[string][2]string{approved: {"checked with the DNS team ✓\nTTL 60 is fine", ""}, rejectedOld: {"", "wrong zone"}, rejected: {"", "not on a Friday\x1b[31m"}}
+	for _, d := range h.Records(t) {
+		if got := [2]string{d.ApprovalComment, d.RejectionComment}; got != want[d.ID] {
+			t.Errorf("deployment %s: comments %q, want %q", d.ID, got, want[d.ID])
+		}
+	}
+}
+
+// step is one command of a test that runs several on one harness, in order: its output, and its error
+// when it fails, go to the golden file testdata/TEST-NAME.golden (runSteps).
+type step struct {
+	name     string
+	run      func() error
+	wantCode int
+}
+
+// runSteps runs steps in order as subtests of test, each on a reset harness, checking its exit code and
+// comparing its output (scrubbed, state versions as N) with its golden file.
+func runSteps(t *testing.T, h *apptest.Harness, test string, steps []step) {
+	t.Helper()
+	for _, tt := range steps {
 		t.Run(tt.name, func(t *testing.T) {
 			h.Reset()
 			err := tt.run()
@@ -198,13 +285,7 @@ func TestDeploymentsRun(t *testing.T) {
 			if err != nil {
 				got += "== error\n" + err.Error() + "\n"
 			}
-			golden.Assert(t, versions(apptest.Scrub(got, nil)), "TestDeploymentsRun-"+filepath.Base(t.Name())+".golden")
+			golden.Assert(t, versions(apptest.Scrub(got, nil)), test+"-"+filepath.Base(t.Name())+".golden")
 		})
-	}
-	if got := h.Objects()["r"]["value"]; got != "4" {
-		t.Errorf("after the run of the pending deployment R's value is %v, want 4", got)
-	}
-	if diff := cmp.Diff([]string{"deploy COMPLETED", "deploy COMPLETED", "deploy PROPOSED", "deploy COMPLETED"}, h.Deployments(t)); diff != "" {
-		t.Errorf("deployments (-want +got):\n%s", diff)
 	}
 }

@@ -4,6 +4,7 @@ package diff
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -78,27 +79,47 @@ the summary, then a collapsible section per stack.`,
 	return cmd
 }
 
+// gcPercent is the collector's GOGC for a diff when the environment sets none: a diff is short-lived and
+// holds the assembly, the state and the plan to its end, so collecting at twice the default heap growth
+// saves 0.3-0.45 s of the 3.4-3.7 s of CPU of a no-op diff of 100,000 resources for 40-70 MB more peak
+// RSS (docs/performance.md).
+const gcPercent = 200
+
 func diffRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
+	if f.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
+	var ahead *operation.ReadAhead
+	if !opts.Record { // a diff creates no state file; --record's backend opens only for a valid assembly
+		ahead = operation.StartReadAhead(ctx, func(ctx context.Context) (state.Backend, error) {
+			return f.OpenReadOnly(ctx, cfg.State)
+		}, opts.Stacks)
+	}
 	l, err := cli.LoadAssembly(f, cfg, "fix them and run diff again")
+	if err == nil {
+		_, err = operation.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
+	}
 	if err != nil {
+		if ahead != nil {
+			ahead.Abandon()
+		}
 		return err
 	}
-	stacks, err := operation.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
-	if err != nil {
-		return err
+	stacks, _ := operation.SelectStacks(l.Assembly, opts.Stacks, opts.Exclusively)
+	var b state.Backend
+	var read map[string]*state.Stack
+	if ahead != nil {
+		b, read, err = ahead.Wait()
+	} else {
+		b, err = f.OpenBackend(ctx, cfg.State)
 	}
-	open := f.OpenReadOnly // a diff creates no state file
-	if opts.Record {
-		open = f.OpenBackend
-	}
-	b, err := open(ctx, cfg.State)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = b.Close() }() // read only, or a recorded plan that is committed: nothing to lose
 	plan, err := operation.Diff{Env: cli.Env(f, cfg, b, l.Registry), Assembly: l.Assembly, Graph: l.Graph, Files: l.Files,
-		Selection: opts.Selection(stacks), Refresh: opts.Refresh, Record: opts.Record, Passphrase: cfg.Passphrase,
+		Selection: opts.Selection(stacks), Read: read, Refresh: opts.Refresh, Record: opts.Record, Passphrase: cfg.Passphrase,
 		OnPending: func(n int) {
 			fmt.Fprintf(f.IO.ErrOut, "Note: %d operation(s) were left pending by an interrupted run; the next deploy settles them first (diff --refresh reads them now).\n", n)
 		},

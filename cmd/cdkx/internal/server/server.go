@@ -2,6 +2,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -9,13 +10,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
+	"github.com/cdkx-dev/cdkx/internal/console"
 	"github.com/cdkx-dev/cdkx/internal/server"
 )
 
@@ -40,6 +44,17 @@ type Options struct {
 	// keep-alive connection; MaxConnsPerAddr caps the open connections of one client address (0: none).
 	ReadHeaderTimeout, BodyTimeout, IdleTimeout time.Duration
 	MaxConnsPerAddr                             int
+	// Webhooks are the URLs deployment events are posted to (--webhook, repeatable); WebhookSecretFile
+	// holds the key that signs them (--webhook-secret-file); PublicURL is the base of the links to the
+	// console in them (--public-url).
+	Webhooks                     []string
+	WebhookSecretFile, PublicURL string
+	// NoConsole turns the web console off (--no-console); ConsoleSecureCookies marks its session cookie
+	// Secure (--console-secure-cookies: TLS ends in a proxy that does not send X-Forwarded-Proto);
+	// TrustedProxy trusts X-Forwarded-Proto from the proxy in front (--trusted-proxy); ConsoleSession is
+	// a session's lifetime (--console-session).
+	NoConsole, ConsoleSecureCookies, TrustedProxy bool
+	ConsoleSession                                time.Duration
 }
 
 // NewCmdServer returns the server command and its token subcommands; runF replaces serverRun in tests.
@@ -55,12 +70,24 @@ It listens on 127.0.0.1:8080 unless --listen says otherwise; it speaks plain HTT
 in a proxy in front of it. Several replicas may share one database. Clients authenticate with API
 tokens from "cdkx server token create NAME".
 
+Console: the web console is served at / on the same address (http://HOST:PORT/login): log in with
+an API token; the token's organizations and read-only scope apply to every page and action. Its
+session cookie is HttpOnly and SameSite=Strict, and Secure with --console-secure-cookies or, with
+--trusted-proxy, when the proxy in front sends X-Forwarded-Proto: https. --no-console turns it off.
+
 Secrets: with a key (--secrets-key-file, or CDKX_SERVER_SECRETS_KEY), the server encrypts the
 secrets of stacks that use the Pulumi CLI's default service secrets provider (AES-256-GCM; a
 ciphertext decrypts only in the organization it was made for). Without a key, those stacks must use
 another provider (pulumi stack init --secrets-provider passphrase). Make a key with:
 
   head -c 32 /dev/urandom | base64 > secrets.key
+
+Webhooks: each --webhook URL receives every deployment event (proposed, approved, rejected,
+started, completed, failed, aborted) as a JSON POST with a Slack-compatible "text" and, with
+--public-url, a link to the deployment's page; with --webhook-secret-file, signed with
+HMAC-SHA256 of the body under the file's content in the X-Cdkx-Signature header (sha256=HEX).
+Deliveries are retried with backoff, never delay a request, and are listed by
+GET /api/cdkx/webhooks/deliveries.
 
 Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SECRETS_KEY (base64 of
 32 bytes) is the secrets key when --secrets-key-file is not given.`,
@@ -92,6 +119,13 @@ Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SEC
 	cmd.Flags().DurationVar(&opts.BodyTimeout, "body-timeout", server.DefaultBodyTimeout, "time a client has to send a request's body, from the end of its headers; beyond: 408 and the connection is closed")
 	cmd.Flags().DurationVar(&opts.IdleTimeout, "idle-timeout", 120*time.Second, "how long an idle keep-alive connection is kept open")
 	cmd.Flags().IntVar(&opts.MaxConnsPerAddr, "max-conns-per-address", 64, "open connections one client IP address may hold (0: no cap; behind a proxy every client has its address); beyond: 503 and closed")
+	cmd.Flags().StringArrayVar(&opts.Webhooks, "webhook", nil, "URL to post each deployment event to (repeatable); see Webhooks above")
+	cmd.Flags().StringVar(&opts.WebhookSecretFile, "webhook-secret-file", "", "file holding the key that signs webhook deliveries (HMAC-SHA256 in X-Cdkx-Signature); not readable by others")
+	cmd.Flags().StringVar(&opts.PublicURL, "public-url", "", "URL the server is reached at by people (e.g. https://cdkx.example.com), the base of the links in webhook payloads")
+	cmd.Flags().BoolVar(&opts.NoConsole, "no-console", false, "serve the API alone, without the web console at /")
+	cmd.Flags().BoolVar(&opts.ConsoleSecureCookies, "console-secure-cookies", false, "mark the console's session cookie Secure (TLS ends in a proxy in front)")
+	cmd.Flags().BoolVar(&opts.TrustedProxy, "trusted-proxy", false, "trust X-Forwarded-Proto from the reverse proxy in front: https makes the console's session cookie Secure")
+	cmd.Flags().DurationVar(&opts.ConsoleSession, "console-session", 12*time.Hour, "how long a console session lasts after login")
 	cmd.PersistentFlags().StringVar(&opts.DatabaseURL, "database-url", "", "PostgreSQL URL, e.g. postgres://user:password@host:5432/cdkx (default $CDKX_DATABASE_URL)")
 	cmd.AddCommand(newCmdToken(f, opts))
 	return cmd
@@ -118,9 +152,55 @@ func openServer(ctx context.Context, opts *Options, log *slog.Logger) (*server.S
 	if err != nil {
 		return nil, err
 	}
+	hookKey, err := webhookSecret(opts.WebhookSecretFile)
+	if err != nil {
+		return nil, err
+	}
+	if opts.PublicURL != "" {
+		if u, err := url.Parse(opts.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--public-url %q: want an http or https URL such as https://cdkx.example.com", opts.PublicURL)
+		}
+	}
+	if len(opts.Webhooks) > 0 && hookKey == nil {
+		log.Warn("webhook deliveries are not signed: pass --webhook-secret-file to sign them")
+	}
 	return server.Open(ctx, opts.DatabaseURL, server.Options{Now: opts.F.Now, Logger: log, Lease: opts.Lease, LeaseGrace: opts.LeaseGrace,
 		RequireSecondPerson: opts.RequireSecondPerson, SecretsKey: key, MaxBody: opts.MaxBodyMiB << 20, BodyBudget: opts.BodyBudgetMiB << 20,
-		BodyTimeout: opts.BodyTimeout})
+		BodyTimeout: opts.BodyTimeout, Webhooks: opts.Webhooks, WebhookSecret: hookKey, PublicURL: opts.PublicURL,
+		Console: consoleOptions(opts)})
+}
+
+// webhookSecret reads the webhook signing key from path (nil when path is ""): the file's content
+// without surrounding white space. It refuses an empty key and, except on Windows, a file that users
+// other than its owner and group may read.
+func webhookSecret(path string) ([]byte, error) {
+	if path == "" {
+		return nil, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the webhook secret: %w", err)
+	}
+	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o004 != 0 {
+		return nil, fmt.Errorf("webhook secret %s is readable by every user; make it private: chmod 600 %s", path, path)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the webhook secret: %w", err)
+	}
+	key := bytes.TrimSpace(data)
+	if len(key) == 0 {
+		return nil, fmt.Errorf("webhook secret %s is empty; make one with: head -c 32 /dev/urandom | base64 > %s", path, path)
+	}
+	return key, nil
+}
+
+// consoleOptions are the web console's options of the flags; nil with --no-console.
+func consoleOptions(opts *Options) *console.Options {
+	if opts.NoConsole {
+		return nil
+	}
+	return &console.Options{SecureCookies: opts.ConsoleSecureCookies, TrustProxy: opts.TrustedProxy, SessionLifetime: opts.ConsoleSession, Now: opts.F.Now}
 }
 
 // secretsKey reads the secrets key from --secrets-key-file, else from $CDKX_SERVER_SECRETS_KEY; nil
@@ -182,6 +262,12 @@ func serverRun(ctx context.Context, opts *Options) error {
 	defer cancel()
 	err = hs.Shutdown(shutdownCtx)
 	<-gcDone
+	// The last requests' events: a few seconds for their deliveries (more are lost, as the log says).
+	drainCtx, cancelDrain := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancelDrain()
+	if derr := srv.DrainWebhooks(drainCtx); derr != nil {
+		log.Warn("webhook deliveries still queued at shutdown are lost", "error", derr)
+	}
 	if err != nil {
 		return fmt.Errorf("shut down: %w", err)
 	}

@@ -72,25 +72,28 @@ func Recorded(w io.Writer, asJSON bool, ds []*state.Deployment, unchanged []stri
 // DeploymentJSON is a deployment record as `deployments list --json` prints it (and show, with its
 // events: ShowJSON). Times are RFC 3339 (UTC); those not reached yet are null.
 type DeploymentJSON struct {
-	ID           string                 `json:"id"`
-	Stack        string                 `json:"stack"`
-	Kind         state.DeploymentKind   `json:"kind"`
-	Status       state.DeploymentStatus `json:"status"`
-	Message      string                 `json:"message"`
-	CreatedBy    string                 `json:"createdBy"`
-	ApprovedBy   string                 `json:"approvedBy"`
-	RejectedBy   string                 `json:"rejectedBy"`
-	AbortedBy    string                 `json:"abortedBy"`
-	CreatedAt    *time.Time             `json:"createdAt"`
-	StartedAt    *time.Time             `json:"startedAt"`
-	FinishedAt   *time.Time             `json:"finishedAt"`
-	Plan         *state.Plan            `json:"plan"`
-	SnapshotHash string                 `json:"snapshotHash"`
-	StateVersion int64                  `json:"stateVersion"`
-	Version      int64                  `json:"version"`
-	CdkxVersion  string                 `json:"cdkxVersion"`
-	Runner       string                 `json:"runner"`
-	Error        string                 `json:"error"`
+	ID         string                 `json:"id"`
+	Stack      string                 `json:"stack"`
+	Kind       state.DeploymentKind   `json:"kind"`
+	Status     state.DeploymentStatus `json:"status"`
+	Message    string                 `json:"message"`
+	CreatedBy  string                 `json:"createdBy"`
+	ApprovedBy string                 `json:"approvedBy"`
+	RejectedBy string                 `json:"rejectedBy"`
+	AbortedBy  string                 `json:"abortedBy"`
+	// ApprovalComment and RejectionComment are the reviewer's comments ("" when none).
+	ApprovalComment  string      `json:"approvalComment"`
+	RejectionComment string      `json:"rejectionComment"`
+	CreatedAt        *time.Time  `json:"createdAt"`
+	StartedAt        *time.Time  `json:"startedAt"`
+	FinishedAt       *time.Time  `json:"finishedAt"`
+	Plan             *state.Plan `json:"plan"`
+	SnapshotHash     string      `json:"snapshotHash"`
+	StateVersion     int64       `json:"stateVersion"`
+	Version          int64       `json:"version"`
+	CdkxVersion      string      `json:"cdkxVersion"`
+	Runner           string      `json:"runner"`
+	Error            string      `json:"error"`
 }
 
 // ShowJSON is what `deployments show --json` prints: the record and its events ([] when none).
@@ -111,6 +114,7 @@ func timeOrNil(t time.Time) *time.Time {
 func DeploymentOf(d *state.Deployment) DeploymentJSON {
 	return DeploymentJSON{ID: d.ID, Stack: d.Stack, Kind: d.Kind, Status: d.Status, Message: d.Message,
 		CreatedBy: d.CreatedBy, ApprovedBy: d.ApprovedBy, RejectedBy: d.RejectedBy, AbortedBy: d.AbortedBy,
+		ApprovalComment: d.ApprovalComment, RejectionComment: d.RejectionComment,
 		CreatedAt: timeOrNil(d.CreatedAt), StartedAt: timeOrNil(d.StartedAt), FinishedAt: timeOrNil(d.FinishedAt),
 		Plan: d.Plan, SnapshotHash: d.SnapshotHash, StateVersion: d.StateVersion, Version: d.Version,
 		CdkxVersion: d.CdkxVersion, Runner: d.Runner, Error: d.Error}
@@ -202,7 +206,9 @@ func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Ev
 	row("Message", d.Message)
 	row("Created", ts(d.CreatedAt)+" by "+d.CreatedBy)
 	row("Approved by", d.ApprovedBy)
+	row("Approval comment", d.ApprovalComment)
 	row("Rejected by", d.RejectedBy)
+	row("Rejection comment", d.RejectionComment)
 	row("Aborted by", d.AbortedBy)
 	row("Started", ts(d.StartedAt))
 	row("Finished", ts(d.FinishedAt))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cdkx-dev/cdkx/operation/plantext"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
@@ -26,8 +27,8 @@ func markdownPlan(w io.Writer, stacks []stackPlan) {
 		}
 		fmt.Fprintf(w, "\n<details><summary>Stack %s: %s</summary>\n\n```diff\n", name, countsText(sp.plan))
 		for _, s := range sp.steps() {
-			for _, l := range stepLines(s) {
-				fmt.Fprintln(w, fence(diffColumn(l.under)+" "+l.render(newPalette(false))))
+			for _, l := range plantext.StepLines(s) {
+				fmt.Fprintln(w, fence(diffColumn(l.Under)+" "+renderLine(l, newPalette(false))))
 			}
 		}
 		if len(sp.outputs) > 0 {
@@ -41,21 +42,34 @@ func markdownPlan(w io.Writer, stacks []stackPlan) {
 }
 
 // DeploymentMarkdown prints one deployment and its recorded plan as GitHub Markdown for a pull-request
-// comment: a line naming the deployment, its stack, status and who created it, its message in a text
-// block, then its plan as markdownPlan renders it.
+// comment: a line naming the deployment, its stack, status and who created it, who approved or rejected
+// it with their comment (a text block), its message in a text block, then its plan as markdownPlan
+// renders it.
 func DeploymentMarkdown(w io.Writer, d *state.Deployment) {
 	code := func(s string) string { return "<code>" + fence(html.EscapeString(Sanitize(s))) + "</code>" }
 	fmt.Fprintf(w, "**Deployment** %s of stack %s: %s, created %s by %s\n", code(d.ID), code(d.Stack),
 		code(string(d.Status)), d.CreatedAt.UTC().Format(time.RFC3339), code(d.CreatedBy))
-	if d.ApprovedBy != "" {
-		fmt.Fprintf(w, "\nApproved by %s\n", code(d.ApprovedBy))
-	}
-	if d.Message != "" {
+	textBlock := func(s string) {
 		fmt.Fprintln(w, "\n```text")
-		for _, line := range strings.Split(d.Message, "\n") {
+		for _, line := range strings.Split(s, "\n") {
 			fmt.Fprintln(w, fence("  "+Sanitize(line)))
 		}
 		fmt.Fprintln(w, "```")
+	}
+	for _, r := range []struct{ verb, by, comment string }{
+		{"Approved", d.ApprovedBy, d.ApprovalComment}, {"Rejected", d.RejectedBy, d.RejectionComment},
+	} {
+		switch {
+		case r.by == "":
+		case r.comment == "":
+			fmt.Fprintf(w, "\n%s by %s\n", r.verb, code(r.by))
+		default:
+			fmt.Fprintf(w, "\n%s by %s, who wrote:\n", r.verb, code(r.by))
+			textBlock(r.comment)
+		}
+	}
+	if d.Message != "" {
+		textBlock(d.Message)
 	}
 	fmt.Fprintln(w)
 	if d.Plan == nil {

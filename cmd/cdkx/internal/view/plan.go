@@ -1,15 +1,13 @@
 package view
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
-
 	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/operation/plantext"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
 	"github.com/cdkx-dev/cdkx/planner"
@@ -86,8 +84,8 @@ func renderPlan(w io.Writer, pal palette, stacks []stackPlan) {
 		}
 		fmt.Fprintf(w, "Stack %s\n", pal.bold.Render(Sanitize(sp.name)))
 		for _, s := range sp.steps() {
-			for _, l := range stepLines(s) {
-				fmt.Fprintln(w, l.render(pal))
+			for _, l := range plantext.StepLines(s) {
+				fmt.Fprintln(w, renderLine(l, pal))
 			}
 		}
 		if len(sp.outputs) > 0 {
@@ -102,134 +100,24 @@ func renderPlan(w io.Writer, pal palette, stacks []stackPlan) {
 	fmt.Fprintf(w, "Plan: %d to create, %d to update, %d to replace, %d to delete.\n", c, u, r, d)
 }
 
-// planLine is one line of a rendered step: indent, mark, text (sanitized) and a tail drawn as a warning.
-type planLine struct {
-	indent, mark, text, tail string
-	// under is the mark of the step the line belongs to (Markdown's diff column).
-	under string
-}
-
-func (l planLine) render(pal palette) string {
+// renderLine draws one plan line with the palette's colours (plantext.Line.String without colour).
+func renderLine(l plantext.Line, pal palette) string {
 	var b strings.Builder
-	b.WriteString(l.indent)
-	switch l.mark {
+	b.WriteString(l.Indent)
+	switch l.Mark {
 	case "":
 	case "+":
-		b.WriteString(pal.add.Render(l.mark) + " ")
+		b.WriteString(pal.add.Render(l.Mark) + " ")
 	case "~", "#":
-		b.WriteString(pal.change.Render(l.mark) + " ")
+		b.WriteString(pal.change.Render(l.Mark) + " ")
 	default:
-		b.WriteString(pal.remove.Render(l.mark) + " ")
+		b.WriteString(pal.remove.Render(l.Mark) + " ")
 	}
-	b.WriteString(l.text)
-	if l.tail != "" {
-		b.WriteString(pal.remove.Render(l.tail))
+	b.WriteString(l.Text)
+	if l.Tail != "" {
+		b.WriteString(pal.remove.Render(l.Tail))
 	}
 	return b.String()
-}
-
-// wholeValueWidth is the longest rendering of a create's input shown on one line; a longer list or object
-// is shown one element a line.
-const wholeValueWidth = 60
-
-// Replacement marks, Terraform's: the old object goes first (-/+) or last (+/-).
-const (
-	markDeleteFirst = "-/+"
-	markCreateFirst = "+/-"
-)
-
-// stepLines renders one recorded step: its header, its notes, then its inputs (create) or its changes
-// one element a line.
-func stepLines(s state.PlanStep) []planLine {
-	typ, id := Sanitize(s.Type), Sanitize(logicalID(s))
-	var head planLine
-	switch s.Op {
-	case string(planner.OpCreate):
-		head = planLine{indent: "  ", mark: "+", text: typ + " " + id}
-	case string(planner.OpUpdate):
-		head = planLine{indent: "  ", mark: "~", text: typ + " " + id}
-	case string(planner.OpReplace):
-		head = planLine{mark: markCreateFirst, text: fmt.Sprintf("%s %s (replace, create first: %s)", typ, id, Sanitize(s.Reason))}
-		if s.Replacement == state.ReplaceDeleteFirst {
-			head = planLine{mark: markDeleteFirst, text: fmt.Sprintf("%s %s (replace, delete first: %s)", typ, id, Sanitize(s.Reason))}
-		}
-	case string(planner.OpDelete):
-		head = planLine{indent: "  ", mark: "-", text: fmt.Sprintf("%s %s (%s)", typ, id, Sanitize(s.Reason))}
-	default:
-		head = planLine{indent: "  ", mark: "?", text: Sanitize(s.Op) + " " + typ + " " + id}
-	}
-	head.under = head.mark
-	lines := []planLine{head}
-	for _, n := range s.Notes {
-		lines = append(lines, planLine{indent: "      ", mark: "#", text: Sanitize(n), under: head.mark})
-	}
-	var body []planLine
-	var paths []string
-	if s.Op == string(planner.OpCreate) {
-		for _, k := range sortedKeys(s.Inputs) {
-			v := s.Inputs[k]
-			elems := []planner.ElementChange{{Path: k, New: v}}
-			if len(Value(v)) > wholeValueWidth {
-				if parts := (planner.PropertyChange{Name: k, New: v}).Elements(); len(parts) > 0 {
-					elems = parts
-				}
-			}
-			for _, e := range elems {
-				paths = append(paths, Sanitize(e.Path))
-				body = append(body, planLine{indent: "      ", text: " = " + Value(e.New), under: head.mark})
-			}
-		}
-	}
-	for _, c := range s.Changes {
-		tail := ""
-		if c.CreateOnly {
-			tail = " # forces replacement"
-		}
-		elems := planner.PropertyChange{Name: c.Name, Old: c.Old, New: c.New}.Elements()
-		if len(elems) == 0 { // a write-only value changed: both sides show as (sensitive)
-			elems = []planner.ElementChange{{Path: c.Name, Old: c.Old, New: c.New}}
-		}
-		for _, e := range elems {
-			l := planLine{indent: "      ", tail: tail, under: head.mark}
-			switch {
-			case e.Old == nil:
-				l.mark, l.text = "+", " = "+Value(e.New)
-			case e.New == nil:
-				l.mark, l.text = "-", " = "+Value(e.Old)
-			default:
-				l.mark, l.text = "~", " = "+Value(e.Old)+" → "+Value(e.New)
-			}
-			paths = append(paths, Sanitize(e.Path))
-			body = append(body, l)
-		}
-	}
-	if len(s.Changes) == 0 && s.Op != string(planner.OpCreate) {
-		for _, p := range s.Paths { // a record made before plans kept values: its paths alone
-			paths = append(paths, Sanitize(p))
-			body = append(body, planLine{indent: "      ", mark: "~", under: head.mark})
-		}
-	}
-	width := 0
-	for _, p := range paths {
-		width = max(width, lipgloss.Width(p))
-	}
-	for i := range body {
-		body[i].text = pad(paths[i], width) + body[i].text
-		if body[i].text = strings.TrimRight(body[i].text, " "); body[i].text == "" {
-			body[i].text = paths[i]
-		}
-	}
-	return append(lines, body...)
-}
-
-// logicalID is the step's logical ID, taken from its Resource ("Stack/LogicalID") in records made before
-// steps carried it.
-func logicalID(s state.PlanStep) string {
-	if s.LogicalID != "" {
-		return s.LogicalID
-	}
-	_, id, _ := strings.Cut(s.Resource, "/")
-	return id
 }
 
 func outputChanges(p *planner.Plan, stack string) []string {
@@ -256,23 +144,8 @@ func outputChanges(p *planner.Plan, stack string) []string {
 	return out
 }
 
-// Value renders a property value as compact JSON, with (known after deploy) for unknown parts and
-// (sensitive) for a write-only value, sanitized
-// (see Sanitize): JSON escapes control characters in strings but not bidirectional overrides.
-func Value(v any) string {
-	if _, ok := v.(resource.Unknown); ok {
-		return resource.Unknown{}.String()
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return Sanitize(fmt.Sprint(v))
-	}
-	s := strings.ReplaceAll(string(b), `"`+resource.Unknown{}.String()+`"`, resource.Unknown{}.String())
-	if s == `"`+resource.Sensitive+`"` {
-		s = resource.Sensitive
-	}
-	return Sanitize(s)
-}
+// Value renders a property value as compact JSON (plantext.Value).
+func Value(v any) string { return plantext.Value(v) }
 
 func sortedKeys(m map[string]any) []string {
 	out := make([]string, 0, len(m))

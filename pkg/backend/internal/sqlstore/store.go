@@ -107,7 +107,8 @@ func (s *Store) UpdateDeployment(ctx context.Context, id string, t state.Transit
 			return err
 		}
 		_, err = q.Exec(ctx, sqlschema.SQLTransition, id, string(d.Status), string(out.Status),
-			out.ApprovedBy, out.RejectedBy, out.AbortedBy, out.Error, sqlschema.Nanos(out.FinishedAt))
+			out.ApprovedBy, out.RejectedBy, out.AbortedBy, out.Error, sqlschema.Nanos(out.FinishedAt),
+			out.ApprovalComment, out.RejectionComment)
 		return err
 	})
 	if err != nil {
@@ -271,7 +272,8 @@ func (s *Store) HeartbeatDeployments(ctx context.Context, ids []string, at time.
 	return out, nil
 }
 
-// ListDeployments returns the deployments f selects, newest (highest Seq) first, without snapshots.
+// ListDeployments returns the deployments f selects (Kinds and the cursor Before included), newest
+// (highest Seq) first, without snapshots.
 func (s *Store) ListDeployments(ctx context.Context, f state.DeploymentFilter) ([]state.Deployment, error) {
 	const op = "list deployments"
 	if err := s.D.Closed(op); err != nil {
@@ -283,18 +285,24 @@ func (s *Store) ListDeployments(ctx context.Context, f state.DeploymentFilter) (
 		args = append(args, f.Stack)
 		where = append(where, fmt.Sprintf("stack = $%d", len(args)))
 	}
-	if len(f.Statuses) > 0 {
-		statuses := make([]string, len(f.Statuses))
-		for i, st := range f.Statuses {
-			statuses[i] = string(st)
+	in := func(column string, values []string) {
+		if len(values) > 0 {
+			cond, inArgs := s.D.In(column, len(args)+1, values)
+			where = append(where, cond)
+			args = append(args, inArgs...)
 		}
-		in, inArgs := s.D.In("status", len(args)+1, statuses)
-		where = append(where, in)
-		args = append(args, inArgs...)
 	}
+	in("status", strs(f.Statuses))
+	in("kind", strs(f.Kinds))
 	if f.IDPrefix != "" {
 		args = append(args, len(f.IDPrefix), f.IDPrefix)
 		where = append(where, fmt.Sprintf("substr(id, 1, $%d) = $%d", len(args)-1, len(args)))
+	}
+	if f.Before != 0 {
+		// The cursor: a page starts below the last (lowest) seq of the page before, on the indexes
+		// deployments_stack_seq and deployments_stack_kind_seq.
+		args = append(args, f.Before)
+		where = append(where, fmt.Sprintf("seq < $%d", len(args)))
 	}
 	query := `SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments`
 	if len(where) > 0 {
@@ -385,6 +393,15 @@ func (s *Store) lockQueues(ctx context.Context, q Querier, stacks []string) ([]s
 		query += ` AND ` + in
 	}
 	return readDeployments(ctx, q, query+` ORDER BY seq`, args...)
+}
+
+// strs returns the strings of vs (statuses, kinds).
+func strs[S ~string](vs []S) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // readDeployments reads the deployments query selects.
