@@ -567,6 +567,21 @@ func TestActions(t *testing.T) {
 	}
 }
 
+// TestNoRedeploy: a console whose Source cannot plan again (cdkx server) offers no Redeploy.
+func TestNoRedeploy(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		noRedeploy, want bool
+	}{{false, true}, {true, false}} {
+		c := newClient(t, &fakeSource{}, Options{NoRedeploy: tc.noRedeploy})
+		c.login("good")
+		_, body := c.get("/acme/web/deployments/" + completed.ID)
+		if got := strings.Contains(body, ">Redeploy<"); got != tc.want {
+			t.Errorf("NoRedeploy %v: the completed deployment's page offers Redeploy: %v, want %v", tc.noRedeploy, got, tc.want)
+		}
+	}
+}
+
 func TestEscaping(t *testing.T) {
 	t.Parallel()
 	hostile := proposal

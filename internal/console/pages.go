@@ -242,7 +242,7 @@ func (c *console) deploymentPage(w http.ResponseWriter, r *http.Request, s *sess
 	data["CanApprove"] = d.Status == state.StatusProposed
 	data["CanReject"] = d.Status == state.StatusProposed
 	data["CanAbort"] = d.Status.Queued() // a proposal is rejected, not aborted (operation.Review.Abort)
-	data["CanRedeploy"] = d.Status == state.StatusCompleted && d.Kind == state.KindDeploy
+	data["CanRedeploy"] = !c.opts.NoRedeploy && d.Status == state.StatusCompleted && d.Kind == state.KindDeploy
 	c.render(w, r, http.StatusOK, "deployment", s, data)
 }
 

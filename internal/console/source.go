@@ -121,6 +121,9 @@ type Options struct {
 	// URLLogin accepts the token in the login page's URL (/login?token=…): the local console's one-time
 	// login link. A server's long-lived API tokens should not travel in URLs: it leaves it off.
 	URLLogin bool
+	// NoRedeploy hides Redeploy: a Source that cannot plan again (cdkx server has neither the providers
+	// nor the passphrase; `cdkx deployments redeploy ID` does it from a machine that has them).
+	NoRedeploy bool
 }
 
 // New returns the console's handler over src.

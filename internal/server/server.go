@@ -248,7 +248,7 @@ func (s *Server) Handler() http.Handler {
 // (ConsoleBodyLimit) and the server's body deadline.
 func (s *Server) withConsole(api http.Handler) http.Handler {
 	opts := *s.console
-	opts.BasePath = ""
+	opts.BasePath, opts.NoRedeploy = "", true // the server cannot plan again (ConsoleSource.Redeploy)
 	if opts.Now == nil {
 		opts.Now = s.now
 	}

@@ -21,6 +21,9 @@
     if (s) { s.textContent = d.status; s.dataset.status = d.status; s.className = "status s-" + d.status.toLowerCase(); }
     if (f) { f.textContent = "Final: " + d.status + (d.error ? " — " + d.error : "") + "."; }
     var n = document.getElementById("live-note"); if (n) { n.remove(); }
+    // The buttons were those of a deployment in flight (Abort): a final one has others, shown on reload.
+    var a = document.querySelector("section.actions");
+    if (a) { a.textContent = "The deployment is " + d.status + ": reload the page for what can be done now."; }
   });
   es.addEventListener("failure", function () { es.close(); });
 })();
