@@ -2,12 +2,12 @@ package powerdns_test
 
 import (
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/cdkx-dev/cdkx/adapters/internal/adaptertest"
 
 	"github.com/cdkx-dev/cdkx/adapters/powerdns"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
@@ -19,15 +19,7 @@ import (
 // PDNS_API_URL, and the other port receives nothing, X-API-Key least of all.
 func TestRedirectToAnotherPortLeaksNothing(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var leaked []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		leaked = append(leaked, r.Method+" "+r.URL.Path+" X-API-Key="+r.Header.Get("X-API-Key")+" body="+string(b))
-		mu.Unlock()
-	}))
-	defer other.Close()
+	other := adaptertest.NewElsewhere(t)
 	pdns := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status := http.StatusTemporaryRedirect
 		if r.Method == http.MethodPost {
@@ -53,9 +45,5 @@ func TestRedirectToAnotherPortLeaksNothing(t *testing.T) {
 			t.Errorf("error = %q, want it to name the target and PDNS_API_URL, and not the key", msg)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(leaked) != 0 {
-		t.Errorf("the other port received %d requests, want none:\n%s", len(leaked), strings.Join(leaked, "\n"))
-	}
+	other.CheckNothingReceived(t)
 }

@@ -6,8 +6,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/cdkx-dev/cdkx/adapters/internal/adaptertest"
 
 	"github.com/cdkx-dev/cdkx/adapters/rabbitmq"
 	"github.com/cdkx-dev/cdkx/adapters/transport"
@@ -19,16 +20,7 @@ import (
 // RABBITMQ_API_URL, and the other port receives neither the password nor the basic auth.
 func TestUserPutRedirectedToAnotherPort(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var leaked []string
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		leaked = append(leaked, r.Method+" "+r.URL.Path+" Authorization="+r.Header.Get("Authorization")+" body="+string(b))
-		mu.Unlock()
-		w.WriteHeader(http.StatusCreated)
-	}))
-	defer other.Close()
+	other := adaptertest.NewElsewhere(t)
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "application/json")
@@ -51,9 +43,5 @@ func TestUserPutRedirectedToAnotherPort(t *testing.T) {
 	if msg := err.Error(); !strings.Contains(msg, "check RABBITMQ_API_URL") || strings.Contains(msg, "bob-s3cret") || strings.Contains(msg, "admin-pass") {
 		t.Errorf("error = %q, want it to name RABBITMQ_API_URL and hold no password", msg)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(leaked) != 0 {
-		t.Errorf("the other port received %d requests, want none:\n%s", len(leaked), strings.Join(leaked, "\n"))
-	}
+	other.CheckNothingReceived(t)
 }

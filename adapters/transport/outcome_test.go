@@ -350,8 +350,10 @@ func TestInterruptEndsAStalledCall(t *testing.T) {
 			if got := errors.Is(err, resource.ErrOutcomeUnknown); got != tc.unknown {
 				t.Errorf("errors.Is(err, ErrOutcomeUnknown) = %v, want %v (%v)", got, tc.unknown, err)
 			}
-			if limit := 100*time.Millisecond + transport.StallAfterInterrupt + 500*time.Millisecond; took > limit {
-				t.Errorf("Call took %s, want it ended within %s", took, limit)
+			// Without the interrupt the call would end only at its 60 s body deadline (or 5 min call
+			// deadline); the bound leaves a loaded machine room and still tells the two apart.
+			if limit := 15 * time.Second; took > limit {
+				t.Errorf("Call took %s, want it ended soon after the interrupt (within %s)", took, limit)
 			}
 		})
 	}
