@@ -519,8 +519,8 @@ func TestHostileProviderInterrupt(t *testing.T) {
 	if r.code != 130 {
 		t.Errorf("the deploy exited %d after SIGINT, want 130:\n%s", r.code, r.output())
 	}
-	if after > 5*time.Second {
-		t.Errorf("the deploy ended %s after SIGINT, want within 5 s", after.Round(time.Millisecond))
+	if after > 15*time.Second {
+		t.Errorf("the deploy ended %s after SIGINT, want within 15 s (without the stall cut it was 59.5 s)", after.Round(time.Millisecond))
 	}
 
 	good := hostileEnv(p, p.apiURL)
