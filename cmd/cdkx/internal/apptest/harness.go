@@ -22,6 +22,7 @@ import (
 	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 	"github.com/cdkx-dev/cdkx/pkg/state"
+	"github.com/google/go-cmp/cmp"
 )
 
 // Now is the fixed time of a Harness's clock: every elapsed time a run prints is 0.
@@ -252,4 +253,22 @@ func SortEvents(s string) string {
 		i = max(j, i+1)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Want is what a command's run should end with: its error's text ("" for none), stdout and stderr.
+type Want struct{ Err, Out, ErrOut string }
+
+// CheckRun compares a run's error and output with want, reporting each difference.
+func CheckRun(t *testing.T, err error, out, errOut string, want Want) {
+	t.Helper()
+	gotErr := ""
+	if err != nil {
+		gotErr = err.Error()
+	}
+	for _, c := range []struct{ what, want, got string }{
+		{"error", want.Err, gotErr}, {"stdout", want.Out, out}, {"stderr", want.ErrOut, errOut}} {
+		if diff := cmp.Diff(c.want, c.got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", c.what, diff)
+		}
+	}
 }

@@ -93,19 +93,7 @@ func TestCancelRun(t *testing.T) {
 			opts := &Options{IO: &cli.IOStreams{Out: &out, ErrOut: &errOut}, Config: &cli.Config{State: "https://cdkx.example.org", JSON: tt.json},
 				Open: func(context.Context, string) (state.Backend, error) { return svc, nil }, Stack: tt.stack}
 			err := cancelRun(t.Context(), opts)
-			gotErr := ""
-			if err != nil {
-				gotErr = err.Error()
-			}
-			if diff := cmp.Diff(tt.wantErr, gotErr); diff != "" {
-				t.Errorf("cancelRun() error (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantOut, out.String()); diff != "" {
-				t.Errorf("stdout (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantErrOut, errOut.String()); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
+			apptest.CheckRun(t, err, out.String(), errOut.String(), apptest.Want{Err: tt.wantErr, Out: tt.wantOut, ErrOut: tt.wantErrOut})
 			if diff := cmp.Diff(tt.wantUnlocked, svc.unlocked); diff != "" {
 				t.Errorf("unlocked (-want +got):\n%s", diff)
 			}

@@ -126,19 +126,7 @@ func TestUnlockRun(t *testing.T) {
 				},
 				Now: func() time.Time { return now }, ID: tt.id, Force: tt.id != ""}
 			err := unlockRun(t.Context(), opts)
-			gotErr := ""
-			if err != nil {
-				gotErr = err.Error()
-			}
-			if diff := cmp.Diff(tt.wantErr, gotErr); diff != "" {
-				t.Errorf("unlockRun() error (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantOut, out.String()); diff != "" {
-				t.Errorf("stdout (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tt.wantErrOut, errOut.String()); diff != "" {
-				t.Errorf("stderr (-want +got):\n%s", diff)
-			}
+			apptest.CheckRun(t, err, out.String(), errOut.String(), apptest.Want{Err: tt.wantErr, Out: tt.wantOut, ErrOut: tt.wantErrOut})
 			if tt.id == "" && writes != 0 {
 				t.Error("a listing opened the state for writing")
 			}
