@@ -76,7 +76,7 @@ func TestServiceLiveHolderKept(t *testing.T) {
 	env := svcClientEnv(token)
 	commit := "/commit"
 	slow.delayOnly.Store(&commit)   // lease renewals go through at once: only the work is slow
-	slow.setDelay(21 * time.Second) // longer than the lease: a holder stuck in a slow call is alive while it renews
+	slow.setDelay(25 * time.Second) // longer than the lease: a holder stuck in a slow call is alive while it renews; two commits (group commit may make no more) outlast 2 leases + 5 s
 	dir := t.TempDir()
 	svcWriteAssembly(t, dir, []string{"Big"}, svcBigResources, "v1")
 	holder := svcStart(t, bin, dir, env, "deploy", "--state", slow.URL, "--concurrency", "1")
