@@ -779,9 +779,12 @@ func TestAuditAndMoved(t *testing.T) {
 	rejected := state.Deployment{ID: "77777777-0000-4000-8000-000000000007", Stack: "dns", Kind: state.KindDeploy, Status: state.StatusRejected,
 		CreatedBy: "dave", CreatedAt: t0.Add(-30 * time.Minute), RejectedBy: "erin", FinishedAt: t0.Add(-20 * time.Minute)}
 	approved := completed
-	approved.ApprovedBy, approved.ApprovalComment = "frank", "<i>ship it</i>"
+	approved.ApprovedBy, approved.ApprovalComment, approved.ApprovedAt = "frank", "<i>ship it</i>", t0.Add(-50*time.Minute)
+	// A record approved before records kept the time of approval: its row says so.
+	older := completed
+	older.ID, older.CreatedBy, older.CreatedAt, older.ApprovedBy = "88888888-0000-4000-8000-000000000008", "gina", t0.Add(-2*time.Hour), "hank"
 	src := &fakeSource{DeploymentsF: func(_ context.Context, _ Caller, _ Scope, q Query) (Page, error) {
-		return Page{Deployments: []state.Deployment{proposal, rejected, approved}, Next: "n1"}, nil
+		return Page{Deployments: []state.Deployment{proposal, rejected, approved, older}, Next: "n1"}, nil
 	}}
 	c := newClient(t, src, Options{})
 	c.login("good")
@@ -794,8 +797,10 @@ func TestAuditAndMoved(t *testing.T) {
 		"2026-11-27T12:00:00Z alice created (PROPOSED)",
 		"2026-11-27T11:40:00Z erin rejected",
 		"2026-11-27T11:30:00Z dave created (REJECTED)",
+		"2026-11-27T11:10:00Z frank approved",
 		"2026-11-27T11:00:00Z bob created (COMPLETED)",
-		" frank approved",
+		"2026-11-27T10:00:00Z gina created (COMPLETED)",
+		" hank approved",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit rows (-want +got):\n%s", diff)
