@@ -141,17 +141,8 @@ func walk(t *testing.T, b *browser, c walkCase) {
 	}
 	b.shoot("proposal")
 
-	// Approve with a comment.
-	b.do("type the comment", chromedpSetValue(`textarea[name=comment]`, comment))
-	b.clickButton("Approve")
-	b.open(c.scope + "/deployments/" + c.prop)
-	if got := b.status(); got != "APPROVED" {
-		t.Fatalf("after Approve: data-status = %q, want APPROVED:\n%s", got, b.text())
-	}
-	// The comment is recorded and shown as text.
-	if got := c.record(c.prop)["approvalComment"]; got != comment {
-		t.Errorf("the record's approvalComment = %v, want %q", got, comment)
-	}
+	// Approve with a comment, recorded and shown as text.
+	review(t, b, c, c.prop, "Approve", comment, "APPROVED", "approvalComment")
 	if txt := b.text(); !strings.Contains(txt, comment) {
 		t.Errorf("the approved deployment's page does not show the comment %q as text:\n%s", comment, txt)
 	}
@@ -242,16 +233,7 @@ func walk(t *testing.T, b *browser, c walkCase) {
 	}
 
 	// Reject the other proposal with a comment.
-	b.open(c.scope + "/deployments/" + c.open)
-	b.do("type the rejection comment", chromedpSetValue(`form[action$="/reject"] textarea[name=comment]`, rejection))
-	b.clickButton("Reject")
-	b.open(c.scope + "/deployments/" + c.open)
-	if got := b.status(); got != "REJECTED" {
-		t.Errorf("after Reject: data-status = %q, want REJECTED:\n%s", got, b.text())
-	}
-	if got := c.record(c.open)["rejectionComment"]; got != rejection {
-		t.Errorf("the record's rejectionComment = %v, want %q", got, rejection)
-	}
+	review(t, b, c, c.open, "Reject", rejection, "REJECTED", "rejectionComment")
 	if bs := b.buttons(); slices.Contains(bs, "Approve") || slices.Contains(bs, "Reject") {
 		t.Errorf("the rejected deployment's page has the buttons %q, want neither Approve nor Reject", bs)
 	}
@@ -300,6 +282,22 @@ func walk(t *testing.T, b *browser, c walkCase) {
 	b.clickButton("Unlock")
 	if txt := b.text(); !strings.Contains(txt, "No stack is locked.") {
 		t.Errorf("after Unlock the locks page still lists a lock:\n%s", txt)
+	}
+}
+
+// review opens deployment id, types text into the comment box of the form of button (Approve or
+// Reject), clicks it, and checks the status it leads to and the comment its record keeps under key.
+func review(t *testing.T, b *browser, c walkCase, id, button, text, wantStatus, key string) {
+	t.Helper()
+	b.open(c.scope + "/deployments/" + id)
+	b.do("type the comment", chromedpSetValue(`form[action$="/`+strings.ToLower(button)+`"] textarea[name=comment]`, text))
+	b.clickButton(button)
+	b.open(c.scope + "/deployments/" + id)
+	if got := b.status(); got != wantStatus {
+		t.Fatalf("after %s: data-status = %q, want %s:\n%s", button, got, wantStatus, b.text())
+	}
+	if got := c.record(id)[key]; got != text {
+		t.Errorf("the record's %s = %v, want %q", key, got, text)
 	}
 }
 
