@@ -13,7 +13,9 @@ import (
 // {ref, attr} must name an output attribute of its target's type. Resources whose type Load found
 // malformed, and stacks whose template is missing, are skipped: Load reported them.
 //
-// The diagnostics are sorted; all are errors. catalog must not be nil.
+// The diagnostics are sorted; all are errors. catalog must not be nil. Validate reads the tokens Load
+// recorded of each resource instead of walking its properties again, and drops them: the properties must
+// be as Load left them (a resource replaced since, or a stack built otherwise, is walked).
 func Validate(a *Assembly, catalog resource.Catalog) diag.Diagnostics {
 	var ds diag.Diagnostics
 	for _, s := range a.Stacks {
@@ -30,6 +32,7 @@ func Validate(a *Assembly, catalog resource.Catalog) diag.Diagnostics {
 			}
 		}
 		ds = append(ds, validateAttrs(s, schemas)...)
+		s.recorded = nil // no walk after this one needs it
 	}
 	ds.Sort()
 	return ds
@@ -149,16 +152,16 @@ func isToken(v any) bool {
 // validateAttrs checks that every {ref, attr} of s names an output attribute of its target's type, for
 // targets whose schema is known.
 func validateAttrs(s *Stack, schemas map[string]resource.Schema) diag.Diagnostics {
-	var ds diag.Diagnostics
-	eachStackToken(s, func(t Token, at *jsonPath) {
+	return eachStackToken(s, func(t Token, at *jsonPath) diag.Diagnostics {
 		schema, ok := schemas[t.Ref]
 		if isStackRef(t) || t.Attr == "" || !ok || schema.HasOutput(t.Attr) {
-			return
+			return nil
 		}
+		var ds diag.Diagnostics
 		attrs := sortedUnique(append([]string{"crn"}, schema.Outputs...))
 		ds.Errorf(s.File, at.String(), "resource %s (%s) has no output %q%s", t.Ref, s.Resource(t.Ref).Type, t.Attr,
 			suggestion(t.Attr, attrs))
-		ds[len(ds)-1].Detail = "its outputs: " + listOrNone(attrs)
+		ds[0].Detail = "its outputs: " + listOrNone(attrs)
+		return ds
 	})
-	return ds
 }
