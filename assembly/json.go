@@ -25,9 +25,9 @@ type object struct {
 	// index maps keys to their position in objects of more than smallObject keys; smaller ones are
 	// searched in order, which costs less than a map of their own.
 	index map[string]int
-	// tokens are the token objects (AsToken) found under the key "properties" of an object that a
-	// template decoder recorded (see decoder.rec), in document order; recorded says it did.
-	tokens   []map[string]any
+	// tokens are the tokens (AsToken) found under the key "properties" of an object that a template
+	// decoder recorded (see decoder.rec), in document order; recorded says it did.
+	tokens   []Token
 	recorded bool
 	// assetHint is set on a recorded object when one of its strings contains assetSegmentPrefix.
 	assetHint bool
@@ -351,7 +351,7 @@ func (d *decoder) object() (*object, error) {
 		defer func() { d.rec = outer }()
 	}
 	start := len(d.okeys)
-	index, err := d.members(o)
+	index, err := d.members()
 	if err == nil {
 		o.keys, o.vals, o.index = slices.Clone(d.okeys[start:]), slices.Clone(d.ovals[start:]), index
 	}
@@ -366,7 +366,7 @@ func (d *decoder) object() (*object, error) {
 // template decoder records, it records the object when it is a token under "properties".
 func (d *decoder) plainObject() (map[string]any, error) {
 	start := len(d.okeys)
-	_, err := d.members(nil)
+	_, err := d.members()
 	if err != nil {
 		d.drop(start)
 		return nil, err
@@ -376,8 +376,10 @@ func (d *decoder) plainObject() (map[string]any, error) {
 	for i, k := range keys {
 		m[k] = vals[i]
 	}
-	if d.rec != nil && d.underProperties() && tokenShape(keys, vals) {
-		d.rec.tokens = append(d.rec.tokens, m)
+	if d.rec != nil && d.underProperties() {
+		if t, ok := tokenOf(keys, vals); ok {
+			d.rec.tokens = append(d.rec.tokens, t)
+		}
 	}
 	d.drop(start)
 	return m, d.end()
@@ -385,8 +387,8 @@ func (d *decoder) plainObject() (map[string]any, error) {
 
 // members reads the members of an object up to its '}' onto okeys and ovals, without duplicates (each is
 // recorded; the first value is kept). It returns the index of the keys once there are more than
-// smallObject. o is the *object being decoded, nil for a map.
-func (d *decoder) members(o *object) (map[string]int, error) {
+// smallObject.
+func (d *decoder) members() (map[string]int, error) {
 	start := len(d.okeys)
 	var index map[string]int
 	for d.dec.PeekKind() != '}' {
@@ -395,8 +397,8 @@ func (d *decoder) members(o *object) (map[string]int, error) {
 			return nil, err
 		}
 		marked := 0
-		if o != nil {
-			marked = len(o.tokens)
+		if d.rec != nil {
+			marked = len(d.rec.tokens)
 		}
 		d.at.pushKey(key)
 		v, err := d.value()
@@ -412,8 +414,8 @@ func (d *decoder) members(o *object) (map[string]int, error) {
 			dup = slices.Contains(d.okeys[start:], key)
 		}
 		if dup {
-			if o != nil {
-				o.tokens = o.tokens[:marked] // those of the value dropped
+			if d.rec != nil {
+				d.rec.tokens = d.rec.tokens[:marked] // those of the value dropped
 			}
 			d.found.dups = append(d.found.dups, duplicate{parent: d.at.String(), key: key})
 			continue
@@ -438,24 +440,35 @@ func (d *decoder) drop(start int) {
 	d.okeys, d.ovals = d.okeys[:start], d.ovals[:start]
 }
 
-// tokenShape reports whether an object of these members is a token, as AsToken tells of the map of them.
-func tokenShape(keys []string, vals []any) bool {
-	str := func(key string) bool {
+// tokenOf returns the token an object of these members is, as AsToken returns it from the map of them.
+func tokenOf(keys []string, vals []any) (Token, bool) {
+	str := func(key string) (string, bool) {
 		for i, k := range keys {
 			if k == key {
-				_, ok := vals[i].(string)
-				return ok
+				s, ok := vals[i].(string)
+				return s, ok
 			}
 		}
-		return false
+		return "", false
 	}
 	switch len(keys) {
 	case 1:
-		return str("ref")
+		if ref, ok := str("ref"); ok {
+			return Token{Ref: ref}, true
+		}
 	case 2:
-		return str("ref") && str("attr") || str("stackRef") && str("outputKey")
+		if ref, ok := str("ref"); ok {
+			if attr, ok := str("attr"); ok {
+				return Token{Ref: ref, Attr: attr}, true
+			}
+		}
+		if sr, ok := str("stackRef"); ok {
+			if key, ok := str("outputKey"); ok {
+				return Token{StackRef: sr, OutputKey: key}, true
+			}
+		}
 	}
-	return false
+	return Token{}, false
 }
 
 // underProperties reports whether the value being decoded is under the key "properties" of the recorded

@@ -42,15 +42,16 @@ func link(a *Assembly) diag.Diagnostics {
 // rendered only if check needs it, and returns what check found. check may be called twice for a token and
 // must then return the same.
 //
-// For a resource whose tokens Load's decoder recorded (Stack.recordedAt), check is first called with
-// those (and an empty path), which costs no walk; only if it finds a problem is the resource walked again,
-// for the diagnostics in their order and with their paths.
+// For a resource whose tokens Load's decoder recorded (Stack.recordedAt) and none of whose strings can be
+// an asset path (which rewriteAssets may have changed), check is first called with those (and an empty
+// path), which costs no walk; only if it finds a problem is the resource walked, for the diagnostics in
+// their order and with their paths.
 func eachStackToken(s *Stack, check func(t Token, at *jsonPath) diag.Diagnostics) diag.Diagnostics {
 	var ds diag.Diagnostics
 	fn := func(t Token, at *jsonPath) { ds = append(ds, check(t, at)...) }
 	at, none := &jsonPath{}, &jsonPath{}
 	for i, r := range s.Resources {
-		if rec, ok := s.recordedAt(i); ok && recordedPass(rec.tokens, none, check) {
+		if rec, ok := s.recordedAt(i); ok && !rec.assetHint && recordedPass(rec.tokens, none, check) {
 			continue
 		}
 		at.reset(r.Path + ".properties")
@@ -64,11 +65,10 @@ func eachStackToken(s *Stack, check func(t Token, at *jsonPath) diag.Diagnostics
 	return ds
 }
 
-// recordedPass reports whether check finds nothing in any of the recorded token objects.
-func recordedPass(tokens []map[string]any, none *jsonPath, check func(t Token, at *jsonPath) diag.Diagnostics) bool {
-	for _, m := range tokens {
-		t, ok := AsToken(m)
-		if !ok || len(check(t, none)) > 0 {
+// recordedPass reports whether check finds nothing in any of the recorded tokens.
+func recordedPass(tokens []Token, none *jsonPath, check func(t Token, at *jsonPath) diag.Diagnostics) bool {
+	for _, t := range tokens {
+		if len(check(t, none)) > 0 {
 			return false
 		}
 	}

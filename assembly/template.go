@@ -92,8 +92,9 @@ func isString(v any) bool {
 // is r and r.Properties is as Load left it.
 type recorded struct {
 	r *Resource
-	// tokens are the token objects (AsToken) of r.Properties, in document order.
-	tokens []map[string]any
+	// tokens are the tokens (AsToken) of r.Properties, in document order, as decoded: when assetHint is
+	// set, rewriteAssets may have changed their strings since.
+	tokens []Token
 	// assetHint is set when a string of the resource contains assetSegmentPrefix: only then can a
 	// property be an asset path.
 	assetHint bool

@@ -22,14 +22,22 @@ func Validate(a *Assembly, catalog resource.Catalog) diag.Diagnostics {
 		if s.Missing {
 			continue
 		}
-		schemas := make(map[string]resource.Schema, len(s.Resources))
+		// The schema of each resource by logical ID, one copy for each provider and type: a schema is a
+		// few hundred bytes, and a stack may have 100,000 resources of one type.
+		schemas := make(map[string]*resource.Schema, len(s.Resources))
+		shared := map[[2]string]*resource.Schema{}
 		refs, view := targetLookup(nil, s), stackView(a, s)
 		for _, r := range s.Resources {
 			schema, ok, rds := validateResource(s, r, catalog, refs, view)
 			ds = append(ds, rds...)
-			if ok {
-				schemas[r.LogicalID] = schema
+			if !ok {
+				continue
 			}
+			key := [2]string{r.Provider, r.Type}
+			if shared[key] == nil {
+				shared[key] = &schema
+			}
+			schemas[r.LogicalID] = shared[key]
 		}
 		ds = append(ds, validateAttrs(s, schemas)...)
 		s.recorded = nil // no walk after this one needs it
@@ -151,7 +159,7 @@ func isToken(v any) bool {
 
 // validateAttrs checks that every {ref, attr} of s names an output attribute of its target's type, for
 // targets whose schema is known.
-func validateAttrs(s *Stack, schemas map[string]resource.Schema) diag.Diagnostics {
+func validateAttrs(s *Stack, schemas map[string]*resource.Schema) diag.Diagnostics {
 	return eachStackToken(s, func(t Token, at *jsonPath) diag.Diagnostics {
 		schema, ok := schemas[t.Ref]
 		if isStackRef(t) || t.Attr == "" || !ok || schema.HasOutput(t.Attr) {
