@@ -199,25 +199,27 @@ func newInterner() *interner {
 func (in *interner) key(b []byte) string {
 	slot := &in.recent[recentSlot(b)]
 	if *slot == string(b) {
-		return *slot // the key of the object before, most often
+		return *slot // a key met before, most often
 	}
 	s, ok := in.keys[string(b)]
-	if !ok {
+	switch {
+	case ok:
+		*slot = s // met twice: it may repeat (a unique name would only push others out)
+	case len(in.keys) < maxInterned:
 		s = string(b)
-		if len(in.keys) < maxInterned {
-			in.keys[s] = s
-		}
+		in.keys[s] = s
+	default:
+		s = string(b)
 	}
-	*slot = s
 	return s
 }
 
-// recentSlot picks b's place among the interner's recent keys, from its length and last byte.
+// recentSlot picks b's place among the interner's recent keys, from its length and first and last bytes.
 func recentSlot(b []byte) int {
 	if len(b) == 0 {
 		return 0
 	}
-	return (len(b)*31 + int(b[len(b)-1])) % len(interner{}.recent)
+	return (len(b)*31 + int(b[0])*7 + int(b[len(b)-1])) % len(interner{}.recent)
 }
 
 // str returns b as a boxed string, the interned one if there is one.
