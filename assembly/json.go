@@ -486,33 +486,13 @@ func (d *decoder) drop(start int) {
 
 // tokenOf returns the token an object of these members is, as AsToken returns it from the map of them.
 func tokenOf(keys []string, vals []any) (Token, bool) {
-	str := func(key string) (string, bool) {
-		for i, k := range keys {
-			if k == key {
-				s, ok := vals[i].(string)
-				return s, ok
-			}
+	return tokenFrom(len(keys), func(key string) (string, bool) {
+		if i := slices.Index(keys, key); i >= 0 {
+			s, ok := vals[i].(string)
+			return s, ok
 		}
 		return "", false
-	}
-	switch len(keys) {
-	case 1:
-		if ref, ok := str("ref"); ok {
-			return Token{Ref: ref}, true
-		}
-	case 2:
-		if ref, ok := str("ref"); ok {
-			if attr, ok := str("attr"); ok {
-				return Token{Ref: ref, Attr: attr}, true
-			}
-		}
-		if sr, ok := str("stackRef"); ok {
-			if key, ok := str("outputKey"); ok {
-				return Token{StackRef: sr, OutputKey: key}, true
-			}
-		}
-	}
-	return Token{}, false
+	})
 }
 
 // underProperties reports whether the value being decoded is under the key "properties" of the recorded
