@@ -35,7 +35,8 @@ func Validate(a *Assembly, catalog resource.Catalog) diag.Diagnostics {
 			}
 			key := [2]string{r.Provider, r.Type}
 			if shared[key] == nil {
-				shared[key] = &schema
+				first := schema // copied once: taking schema's address would move each one to the heap
+				shared[key] = &first
 			}
 			schemas[r.LogicalID] = shared[key]
 		}
@@ -61,7 +62,6 @@ func validateResource(s *Stack, r *Resource, catalog resource.Catalog, refs reso
 		ds.Errorf(s.File, r.Path+".type", "unknown type %q for provider %q%s", r.Type, r.Provider, typeSuggestion(r.Type, types))
 		ds[0].Detail = fmt.Sprintf("check the spelling of \"type\"; the adapter of %q serves %s", r.Provider, listOrNone(types))
 	default:
-		props := r.Path + ".properties"
 		errs := schema.Validate(r.Properties, isToken)
 		if schema.CheckReferences != nil {
 			errs = append(errs, schema.CheckReferences(r.Properties, refs)...)
@@ -71,6 +71,7 @@ func validateResource(s *Stack, r *Resource, catalog resource.Catalog, refs reso
 			errs = append(errs, schema.CheckStack(r.Properties, view)...)
 		}
 		for _, fe := range errs {
+			props := r.Path + ".properties" // rendered only for what is reported
 			at := props
 			if fe.Path != "" {
 				at = JoinPath(props, fe.Path)
