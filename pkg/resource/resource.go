@@ -252,12 +252,14 @@ func Clone(v any) any {
 }
 
 // ParseType splits "Provider::Domain::Type" into its three segments; ok is false for any other shape.
+// It allocates nothing: loading a template parses the type of each of its resources.
 func ParseType(t string) (provider, domain, name string, ok bool) {
-	parts := strings.Split(t, "::")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+	provider, rest, ok1 := strings.Cut(t, "::")
+	domain, name, ok2 := strings.Cut(rest, "::")
+	if !ok1 || !ok2 || provider == "" || domain == "" || name == "" || strings.Contains(name, "::") {
 		return "", "", "", false
 	}
-	return parts[0], parts[1], parts[2], true
+	return provider, domain, name, true
 }
 
 // CRN returns the cdkx resource name of an object, the output attribute "crn" of every resource:
