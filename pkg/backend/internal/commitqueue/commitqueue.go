@@ -104,6 +104,7 @@ func EncodeDependencies(deps []string) (string, error) {
 func EncodeChanges(changes []state.Change) ([]Change, string, error) {
 	enc := make([]Change, len(changes))
 	var journal strings.Builder
+	var buf []byte // a resource's JSON, reused
 	journal.WriteByte('[')
 	for i, c := range changes {
 		if i > 0 {
@@ -113,11 +114,14 @@ func EncodeChanges(changes []state.Change) ([]Change, string, error) {
 		var plain bool // the journal entry can be built around the resource's JSON
 		switch c.Kind {
 		case state.PutResource:
-			data, err := json.Marshal(c.Resource)
-			if err != nil {
-				return nil, "", fmt.Errorf("change %d: encode resource %q: %w", i, c.Resource.LogicalID, err)
+			var ok bool
+			if buf, ok = appendResource(buf[:0], c.Resource); !ok {
+				var err error
+				if buf, err = json.Marshal(c.Resource); err != nil {
+					return nil, "", fmt.Errorf("change %d: encode resource %q: %w", i, c.Resource.LogicalID, err)
+				}
 			}
-			e.LogicalID, e.Data = c.Resource.LogicalID, string(data)
+			e.LogicalID, e.Data = c.Resource.LogicalID, string(buf)
 			plain = c.LogicalID == "" && c.Status == "" && len(c.Outputs) == 0 && len(c.Dependencies) == 0
 			if plain {
 				// What json.Marshal(c) returns when only Kind and Resource are set.
