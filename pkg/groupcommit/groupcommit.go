@@ -7,11 +7,17 @@
 // leader, writes it itself: a panic of Write reaches its caller); Add only queues it, and when nobody
 // leads starts a goroutine that does. Items are written in the order they were queued, in batches that
 // never overlap.
+//
+// A leader yields once before it cuts its batch, so that the goroutines about to queue an item join it,
+// but only on a queue that has seen an item queued behind a leader (contention): on a queue whose items
+// come one at a time from one goroutine (a backend's queue behind the engine's own pipeline) nobody can
+// join, and the yield would only put the write behind every runnable goroutine.
 package groupcommit
 
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // DefaultMaxBatch bounds a batch when Queue.MaxBatch is 0.
@@ -25,6 +31,10 @@ type Queue[T any] struct {
 	Write func(batch []T)
 	// MaxBatch bounds how many items one Write gets (0: DefaultMaxBatch).
 	MaxBatch int
+
+	// contended is set once an item is queued while another is being written: from then on a leader
+	// yields before it cuts its batch.
+	contended atomic.Bool
 
 	mu      sync.Mutex // guards the fields below
 	leading bool
@@ -51,6 +61,7 @@ func (q *Queue[T]) Submit(item T) bool {
 		return false
 	}
 	if q.leading {
+		q.contended.Store(true)
 		wake := make(chan bool, 1)
 		q.queue = append(q.queue, entry[T]{item, wake})
 		q.mu.Unlock()
@@ -74,6 +85,7 @@ func (q *Queue[T]) Add(item T) bool {
 		return false
 	}
 	if q.leading {
+		q.contended.Store(true)
 		q.queue = append(q.queue, entry[T]{item: item})
 		q.mu.Unlock()
 		return true
@@ -114,7 +126,9 @@ func (q *Queue[T]) lead(first entry[T]) {
 	}
 	// Let the goroutines that are about to add an item (a wave of steps made ready at once) run first, so
 	// that they join this batch instead of each waiting for the one before: a yield, not a wait.
-	runtime.Gosched()
+	if q.contended.Load() {
+		runtime.Gosched()
+	}
 	q.mu.Lock()
 	n := min(len(q.queue), maxBatch-1)
 	batch := make([]entry[T], 0, n+1)

@@ -1,6 +1,7 @@
 package groupcommit_test
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -136,4 +137,34 @@ func TestPanicReachesTheLeader(t *testing.T) {
 			t.Errorf("written after the panic (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// BenchmarkSubmitAlone submits from one goroutine, one item at a time, as a backend's queue is fed by the
+// engine's pipeline, while 8 other goroutines run (each computing for about 20 µs at a time, as steps
+// do): the leader of such a queue, never contended, writes at once instead of yielding behind them.
+func BenchmarkSubmitAlone(b *testing.B) {
+	q := &groupcommit.Queue[int]{Write: func([]int) {}}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			x := 0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := range 20_000 {
+					x += i ^ x
+				}
+				runtime.Gosched()
+			}
+		})
+	}
+	for b.Loop() {
+		q.Submit(1)
+	}
+	close(stop)
+	wg.Wait()
 }

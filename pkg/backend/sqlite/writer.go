@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 )
 
@@ -27,8 +28,35 @@ type statements struct {
 	begin, commit, rollback *sql.Stmt
 
 	// Commit's statements.
-	bumpVersion, putResource, deleteResource, putStack, insertJournal, insertEvent, appendEvent *sql.Stmt
+	bumpVersion, deleteResource, putStack, insertJournal, insertEvent, appendEvent, lastSeq *sql.Stmt
+
+	// multi holds Commit's multi-row statements, prepared on first use: multi[k][i] writes 1<<i rows of
+	// manyKinds[k].
+	multi [len(manyKinds)][maxManyLog + 1]*sql.Stmt
 }
+
+// manyKind is a multi-row INSERT: its head (up to VALUES), the number of columns of a row, and its tail.
+type manyKind struct {
+	head    string
+	columns int
+	tail    string
+}
+
+// The kinds of multi-row statements (indexes of statements.multi and of manyKinds).
+const (
+	putResources = iota
+	insertEvents
+)
+
+var manyKinds = [...]manyKind{
+	putResources: {`INSERT INTO resources (stack, logical_id, data) VALUES `, 3,
+		` ON CONFLICT (stack, logical_id) DO UPDATE SET data = excluded.data`},
+	insertEvents: {`INSERT INTO events (deployment_id, seq, time, stack, logical_id, type, status, reason) VALUES `, 8, ``},
+}
+
+// maxManyLog bounds multi-row statements to 1<<maxManyLog rows (8 columns × 64 rows = 512 parameters,
+// well under SQLite's 32,766).
+const maxManyLog = 6
 
 // SQL of the prepared statements.
 const (
@@ -36,8 +64,6 @@ const (
 	sqlBumpVersion = `INSERT INTO stacks (name, version, updated_at) VALUES ($1, 1, $2)
 ON CONFLICT (name) DO UPDATE SET version = stacks.version + 1, updated_at = excluded.updated_at
 RETURNING version`
-	sqlPutResource = `INSERT INTO resources (stack, logical_id, data) VALUES ($1, $2, $3)
-ON CONFLICT (stack, logical_id) DO UPDATE SET data = excluded.data`
 	sqlDeleteResource = `DELETE FROM resources WHERE stack = $1 AND logical_id = $2`
 	sqlPutStack       = `UPDATE stacks SET status = $2, outputs = $3, dependencies = $4 WHERE name = $1`
 	sqlInsertJournal  = `INSERT INTO journal (stack, version, deployment_id, data, created_at)
@@ -48,6 +74,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
 	// sqlAppendEvent stores an event numbered after the deployment's highest stored Seq (from 1).
 	sqlAppendEvent = `INSERT INTO events (deployment_id, seq, time, stack, logical_id, type, status, reason)
 SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6, $7 FROM events WHERE deployment_id = $1`
+	// sqlLastSeq reads a deployment's highest stored event Seq (0 when it has none).
+	sqlLastSeq = `SELECT COALESCE(MAX(seq), 0) FROM events WHERE deployment_id = $1`
 )
 
 // open pins a connection of db and prepares the statements on it.
@@ -67,12 +95,12 @@ func (w *writer) open(ctx context.Context, db *sql.DB) error {
 		{&s.commit, "COMMIT"},
 		{&s.rollback, "ROLLBACK"},
 		{&s.bumpVersion, sqlBumpVersion},
-		{&s.putResource, sqlPutResource},
 		{&s.deleteResource, sqlDeleteResource},
 		{&s.putStack, sqlPutStack},
 		{&s.insertJournal, sqlInsertJournal},
 		{&s.insertEvent, sqlInsertEvent},
 		{&s.appendEvent, sqlAppendEvent},
+		{&s.lastSeq, sqlLastSeq},
 	} {
 		stmt, err := conn.PrepareContext(ctx, p.query)
 		if err != nil {
@@ -83,17 +111,64 @@ func (w *writer) open(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// many returns the statement of kind that writes the most rows, a power of two, not more than n (> 0),
+// and that number of rows, preparing it on conn the first time. The caller holds mu (inside inTx or do).
+func (w *writer) many(ctx context.Context, conn *sql.Conn, kind, n int) (*sql.Stmt, int, error) {
+	log := 0
+	for log < maxManyLog && 2<<log <= n {
+		log++
+	}
+	stmt := &w.stmts.multi[kind][log]
+	if *stmt == nil {
+		query := manyQuery(manyKinds[kind], 1<<log)
+		s, err := conn.PrepareContext(ctx, query)
+		if err != nil {
+			return nil, 0, fmt.Errorf("prepare %q: %w", query, err)
+		}
+		*stmt = s
+	}
+	return *stmt, 1 << log, nil
+}
+
+// manyQuery is the statement of k that writes rows rows, its arguments row after row. Its placeholders are
+// ?, not $N: the driver asks SQLite for each parameter's name, a linear search of the statement's names
+// for $N, which made binding 512 of them quadratic (a third of a Commit's CPU).
+func manyQuery(k manyKind, rows int) string {
+	var sb strings.Builder
+	sb.WriteString(k.head)
+	for i := range rows {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteByte('(')
+		for c := range k.columns {
+			if c > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteByte('?')
+		}
+		sb.WriteByte(')')
+	}
+	sb.WriteString(k.tail)
+	return sb.String()
+}
+
 // close closes the statements and returns the connection to its pool.
 func (w *writer) close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	s := &w.stmts
-	for _, stmt := range []*sql.Stmt{s.begin, s.commit, s.rollback, s.bumpVersion, s.putResource,
-		s.deleteResource, s.putStack, s.insertJournal, s.insertEvent, s.appendEvent} {
+	all := []*sql.Stmt{s.begin, s.commit, s.rollback, s.bumpVersion, s.deleteResource, s.putStack,
+		s.insertJournal, s.insertEvent, s.appendEvent, s.lastSeq}
+	for _, m := range s.multi {
+		all = append(all, m[:]...)
+	}
+	for _, stmt := range all {
 		if stmt != nil {
 			_ = stmt.Close()
 		}
 	}
+	s.multi = [len(manyKinds)][maxManyLog + 1]*sql.Stmt{}
 	if w.conn == nil {
 		return nil
 	}

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/cdkx-dev/cdkx/pkg/groupcommit"
@@ -99,31 +98,41 @@ func EncodeDependencies(deps []string) (string, error) {
 }
 
 // EncodeChanges encodes each change's row values, and the journal entry of all of them: the JSON of
-// changes as a []state.Change. The JSON of a resource is encoded once and used for both, and the journal
-// bytes are the same whichever backend writes them, so that either can replay the other's journal.
+// changes as a []state.Change. The JSON of a resource is encoded once and used for both (its row value is
+// a substring of the journal entry), and the journal bytes are the same whichever backend writes them, so
+// that either can replay the other's journal.
 func EncodeChanges(changes []state.Change) ([]Change, string, error) {
 	enc := make([]Change, len(changes))
-	var journal strings.Builder
-	journal.WriteByte('[')
+	// Where each plain put's resource JSON lies in the journal: [2i, 2i+1), end 0 for the others.
+	spans := make([]int, 2*len(changes))
+	bp := journalBufs.Get().(*[]byte)
+	journal := append((*bp)[:0], '[')
 	for i, c := range changes {
 		if i > 0 {
-			journal.WriteByte(',')
+			journal = append(journal, ',')
 		}
 		e := Change{Kind: c.Kind, LogicalID: c.LogicalID, Status: c.Status}
-		var plain bool // the journal entry can be built around the resource's JSON
+		var plain bool // the journal entry is built around the resource's JSON
 		switch c.Kind {
 		case state.PutResource:
-			data, err := json.Marshal(c.Resource)
-			if err != nil {
-				return nil, "", fmt.Errorf("change %d: encode resource %q: %w", i, c.Resource.LogicalID, err)
-			}
-			e.LogicalID, e.Data = c.Resource.LogicalID, string(data)
+			e.LogicalID = c.Resource.LogicalID
 			plain = c.LogicalID == "" && c.Status == "" && len(c.Outputs) == 0 && len(c.Dependencies) == 0
 			if plain {
 				// What json.Marshal(c) returns when only Kind and Resource are set.
-				journal.WriteString(`{"kind":"put","resource":`)
-				journal.WriteString(e.Data)
-				journal.WriteByte('}')
+				journal = append(journal, `{"kind":"put","resource":`...)
+				start := len(journal)
+				var err error
+				if journal, err = appendResourceJSON(journal, c.Resource); err != nil {
+					return nil, "", fmt.Errorf("change %d: encode resource %q: %w", i, c.Resource.LogicalID, err)
+				}
+				spans[2*i], spans[2*i+1] = start, len(journal)
+				journal = append(journal, '}')
+			} else {
+				data, err := appendResourceJSON(nil, c.Resource)
+				if err != nil {
+					return nil, "", fmt.Errorf("change %d: encode resource %q: %w", i, c.Resource.LogicalID, err)
+				}
+				e.Data = string(data)
 			}
 		case state.PutStack:
 			outputs := c.Outputs
@@ -144,12 +153,40 @@ func EncodeChanges(changes []state.Change) ([]Change, string, error) {
 			if err != nil {
 				return nil, "", fmt.Errorf("change %d: encode: %w", i, err)
 			}
-			journal.Write(data)
+			journal = append(journal, data...)
 		}
 		enc[i] = e
 	}
-	journal.WriteByte(']')
-	return enc, journal.String(), nil
+	journal = append(journal, ']')
+	out := string(journal)
+	if cap(journal) <= maxPooledJournal {
+		*bp = journal
+		journalBufs.Put(bp)
+	}
+	for i := range enc {
+		if end := spans[2*i+1]; end > 0 {
+			enc[i].Data = out[spans[2*i]:end]
+		}
+	}
+	return enc, out, nil
+}
+
+// journalBufs are the buffers journal entries are built in before their one copy to a string; a buffer
+// grown past maxPooledJournal (a Commit of thousands of resources) is left to the collector.
+var journalBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledJournal = 1 << 20
+
+// appendResourceJSON appends the JSON of r: appendResource's, or json.Marshal's where appendResource
+// leaves it.
+func appendResourceJSON(buf []byte, r *state.Resource) ([]byte, error) {
+	start := len(buf)
+	buf, ok := appendResource(buf, r)
+	if ok {
+		return buf, nil
+	}
+	data, err := json.Marshal(r)
+	return append(buf[:start], data...), err
 }
 
 // Queue is the group-commit queue of one backend. Set Write (and Replayable, MaxBatch) before first use;

@@ -139,24 +139,53 @@ func TestPrepareRejects(t *testing.T) {
 	}
 }
 
-// TestJournalEncoding: the journal bytes are json.Marshal's of the changes, whichever path encodes them.
+// TestJournalEncoding: the journal bytes are json.Marshal's of the changes, and each resource row's value
+// json.Marshal's of the resource, whichever path encodes them; a later encoding (which reuses the journal
+// buffer) leaves earlier results as they were.
 func TestJournalEncoding(t *testing.T) {
 	t.Parallel()
 	r := &state.Resource{LogicalID: "a", Type: "T", Inputs: resource.Properties{"n": json.Number("1"), "h": "<&>"}}
-	for _, changes := range [][]state.Change{
-		nil,
-		{{Kind: state.PutResource, Resource: r}},
-		{{Kind: state.PutResource, Resource: r, LogicalID: "x", Status: "S", Outputs: resource.Properties{"o": "v"}, Dependencies: []string{"d"}}},
-		{{Kind: state.PutResource, Resource: r}, {Kind: state.DeleteResource, LogicalID: "b"},
-			{Kind: state.PutStack, Status: "UPDATE_COMPLETE", Outputs: resource.Properties{"u": "v"}, Dependencies: []string{"x"}}, {Kind: state.PutStack}},
-	} {
-		_, journal, err := commitqueue.EncodeChanges(changes)
-		if err != nil {
-			t.Fatal(err)
+	replaced := &state.Resource{LogicalID: "r", Replaced: []state.Object{{Type: "T", PhysicalID: "old"}}, Status: "S"}
+	type result struct {
+		changes []state.Change
+		enc     []commitqueue.Change
+		journal string
+	}
+	var results []result
+	for range 2 {
+		for _, changes := range [][]state.Change{
+			nil,
+			{{Kind: state.PutResource, Resource: r}},
+			{{Kind: state.PutResource, Resource: r, LogicalID: "x", Status: "S", Outputs: resource.Properties{"o": "v"}, Dependencies: []string{"d"}}},
+			{{Kind: state.PutResource, Resource: replaced}, {Kind: state.PutResource, Resource: r}},
+			{{Kind: state.PutResource, Resource: r}, {Kind: state.DeleteResource, LogicalID: "b"},
+				{Kind: state.PutStack, Status: "UPDATE_COMPLETE", Outputs: resource.Properties{"u": "v"}, Dependencies: []string{"x"}}, {Kind: state.PutStack}},
+		} {
+			enc, journal, err := commitqueue.EncodeChanges(changes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			results = append(results, result{changes, enc, journal})
 		}
-		want, _ := json.Marshal(append([]state.Change{}, changes...))
-		if diff := cmp.Diff(string(want), journal); diff != "" {
+	}
+	for _, res := range results {
+		want, _ := json.Marshal(append([]state.Change{}, res.changes...))
+		if diff := cmp.Diff(string(want), res.journal); diff != "" {
 			t.Errorf("journal (-json.Marshal +EncodeChanges):\n%s", diff)
+		}
+		for i, c := range res.changes {
+			var want []byte
+			switch c.Kind {
+			case state.PutResource:
+				want, _ = json.Marshal(c.Resource)
+			case state.PutStack:
+				if want, _ = json.Marshal(c.Outputs); c.Outputs == nil {
+					want = []byte("{}")
+				}
+			}
+			if diff := cmp.Diff(string(want), res.enc[i].Data); diff != "" {
+				t.Errorf("change %d's row value (-json.Marshal +EncodeChanges):\n%s", i, diff)
+			}
 		}
 	}
 }
