@@ -537,7 +537,7 @@ func (r *deployRun) lookup(stack string, t assembly.TokenAt) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: %s: stack %s has no output %q (it has: %s)", t.Path, t.Token, t.StackRef, t.OutputKey, keys(outs))
 		}
-		return resource.Clone(v), nil
+		return v, nil // shared: property values are never changed in place (package resource)
 	}
 	if t.Attr == "" {
 		return nil, fmt.Errorf("%s: %s: a {ref} without attr is resolved only at synth time", t.Path, t.Token)
@@ -550,7 +550,7 @@ func (r *deployRun) lookup(stack string, t assembly.TokenAt) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %s: resource %s has no output %q (it has: %s)", t.Path, t.Token, t.Ref, t.Attr, keys(outs))
 	}
-	return resource.Clone(v), nil
+	return v, nil
 }
 
 func keys(m map[string]any) string {

@@ -2,6 +2,12 @@
 //
 // Property values are decoded JSON: nil, bool, string, json.Number, []any and map[string]any. Adapters
 // receive fully resolved values (no tokens, no Unknown) and return outputs of the same shapes.
+//
+// Property values are never changed in place, once decoded or returned: the engine, the planner and
+// adapters share them (a resolved input shares the template's values, Cdkx::Core::Data's output is its
+// input, a dependent's input holds another resource's output) instead of copying them, which at 100,000
+// resources is hundreds of megabytes. Whoever needs a changed value builds a new one (a new map or list on
+// the way to the change, or Clone).
 package resource
 
 import (
