@@ -97,7 +97,7 @@ func DeploymentArgs(d *state.Deployment) (record, payload []any, err error) {
 		snapshot = &s
 	}
 	if d.Plan != nil {
-		data, err := json.Marshal(d.Plan)
+		data, err := d.Plan.AppendJSON(nil) // json.Marshal's bytes, without its reflection or its pool
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode the plan of deployment %q: %w", d.ID, err)
 		}
