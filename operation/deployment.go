@@ -172,6 +172,15 @@ func confirmPlan(confirm func(*planner.Plan) (bool, error), plan *planner.Plan) 
 	return nil
 }
 
+// assetResolver returns a's resolver of asset paths, or nil when a has no assets (none resolves): the
+// engine then hands providers their requests as they are instead of walking every request for paths.
+func assetResolver(a *assembly.Assembly) engine.AssetResolver {
+	if len(a.Assets) == 0 {
+		return nil
+	}
+	return a.ResolveAsset
+}
+
 // execution is one run of recorded deployments under the stacks' locks, after their claim.
 type execution struct {
 	Env
@@ -225,7 +234,7 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
 	}
 	settled, err := (Settle{Env: x.Env, Stacks: st, Names: x.sel.Stacks, Full: x.refresh, deployments: deployments,
-		assets: x.assembly.ResolveAsset}).Run(ctx)
+		assets: assetResolver(x.assembly)}).Run(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,7 +290,7 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 		what.types, what.ids = append(what.types, s.Type), append(what.ids, s.LogicalID)
 	}
 	res, err := x.Env.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
-		opts.Assets = x.assembly.ResolveAsset
+		opts.Assets = assetResolver(x.assembly)
 		opts.NoRollback = x.noRollback
 		opts.Deployments = deployments
 		opts.Abort = func() string {

@@ -18,8 +18,14 @@ import (
 // resource.Sensitive, and enter the digest only through their recorded fingerprint.
 func PlanRecords(p *planner.Plan) map[string]*state.Plan {
 	out := map[string]*state.Plan{}
+	steps := map[string]int{} // each stack's number of steps: its Steps are allocated once
+	for _, s := range append(slices.Clone(p.Steps), p.Deletes...) {
+		if s.Op != planner.OpSame {
+			steps[s.Stack]++
+		}
+	}
 	for _, name := range p.Stacks {
-		out[name] = &state.Plan{Steps: []state.PlanStep{}, Values: true, Reads: readVersions(p, name)}
+		out[name] = &state.Plan{Steps: make([]state.PlanStep, 0, steps[name]), Values: true, Reads: readVersions(p, name)}
 	}
 	for _, s := range append(slices.Clone(p.Steps), p.Deletes...) {
 		rec := out[s.Stack]
