@@ -42,13 +42,21 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 	r := &deployRun{run: newRun(ctx, opts), plan: p, outputs: map[string]map[string]resource.Properties{},
 		stackOutputs: map[string]resource.Properties{}, recreated: map[string]bool{}, skipped: map[string]string{},
 		outputRefs: map[string]map[string][]string{}}
+	steps, changes := map[string]int{}, 0
+	for _, s := range p.Steps {
+		steps[s.Stack]++
+		if s.Op != planner.OpSame {
+			changes++
+		}
+	}
+	r.applied = make([]applied, 0, changes) // the most a run remembers: sized once, not grown to twice that
 	for _, name := range p.Stacks {
 		st := p.State[name]
 		if st == nil {
 			st = state.NewStack(name)
 		}
 		r.addStack(st)
-		r.outputs[name] = map[string]resource.Properties{}
+		r.outputs[name] = make(map[string]resource.Properties, steps[name])
 	}
 	for name, st := range p.State {
 		if _, selected := r.ledger.stacks[name]; !selected && st != nil {

@@ -2,10 +2,13 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"testing"
 
+	"github.com/cdkx-dev/cdkx/adapters/core"
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/engine/enginetest"
@@ -109,4 +112,43 @@ func BenchmarkDeploy(b *testing.B) {
 			}
 		}
 	})
+}
+
+// dataChains returns a stack of n Cdkx::Core::Data in chains of depth 10, each one's input reading the id
+// of the one before it: the resources of go run ./bench.
+func dataChains(n int) *assembly.Assembly {
+	const depth = 10
+	st := &assembly.Stack{ID: "Bench", Outputs: map[string]*assembly.Output{}}
+	for c := range n / depth {
+		for d := range depth {
+			id := fmt.Sprintf("Chain%dNode%d%08X", c, d, c*depth+d)
+			input := map[string]any{"chain": json.Number(strconv.Itoa(c)), "depth": json.Number(strconv.Itoa(d)), "payload": "value-" + id}
+			if d > 0 {
+				input["previous"] = map[string]any{"ref": fmt.Sprintf("Chain%dNode%d%08X", c, d-1, c*depth+d-1), "attr": "id"}
+			}
+			st.Resources = append(st.Resources, &assembly.Resource{LogicalID: id, Type: core.TypeData, Provider: core.Name,
+				Properties: map[string]any{"input": input}, Path: "resources." + id})
+		}
+	}
+	return &assembly.Assembly{Stacks: []*assembly.Stack{st}}
+}
+
+// BenchmarkDeployData measures first deploys of 10,000 Cdkx::Core::Data (objects that live only in state:
+// no slot, no pending record) on SQLite state, the engine's share of go run ./bench's 100k deploy.
+func BenchmarkDeployData(b *testing.B) {
+	a := dataChains(10_000)
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		be, err := sqlite.Open(context.Background(), filepath.Join(b.TempDir(), "state.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		reg := engine.NewRegistry(core.New())
+		b.StartTimer()
+		deployBench(b, a, be, reg)
+		b.StopTimer()
+		_ = be.Close()
+		b.StartTimer()
+	}
 }
