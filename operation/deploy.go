@@ -53,7 +53,8 @@ type Deploy struct {
 // assembly), waits for their turn in the stacks' queues (up to the lock timeout), and runs them here: the
 // stacks left unchanged get no deployment and are not run (their resources and outputs stay as
 // recorded). When no stack changes, nothing is recorded or run: the result is nil and the plan is the one
-// made. It returns the deploy's result and the plan it applied. Errors: *QueueTimeoutError, *AbortedError, *state.LockedError (a stack
+// made. It returns the deploy's result (its Stacks with their status and outputs, not their resources)
+// and the plan it applied. Errors: *QueueTimeoutError, *AbortedError, *state.LockedError (a stack
 // is locked past the timeout), *PlanError, *SettleError, a provider's configuration error, or a state
 // error.
 func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) {

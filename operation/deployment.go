@@ -302,9 +302,26 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 		opts.StackContext = x.sess.stackContext
 		x.sess.setPerStack(true)
 		defer x.sess.setPerStack(false)
-		return engine.Deploy(ctx, plan, opts)
+		res, err := engine.Deploy(ctx, plan, opts)
+		if res != nil {
+			res.Stacks = withoutResources(res.Stacks)
+		}
+		return res, err
 	})
 	return res, plan, err
+}
+
+// withoutResources returns stacks with each stack's own fields (status, outputs, dependencies, version)
+// and no resources: what a deploy's caller reads of them (Outputs). The records of a 100k-resource run
+// (~130 MB) are then garbage before the deployments are finished, instead of being held to the end.
+func withoutResources(stacks map[string]*state.Stack) map[string]*state.Stack {
+	out := make(map[string]*state.Stack, len(stacks))
+	for name, st := range stacks {
+		c := *st
+		c.Resources = map[string]*state.Resource{}
+		out[name] = &c
+	}
+	return out
 }
 
 // current returns, under the stacks' locks, the state the run plans against: the state the recorded plan
