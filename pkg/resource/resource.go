@@ -19,6 +19,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cdkx-dev/cdkx/pkg/text"
 )
@@ -259,11 +260,12 @@ func Clone(v any) any {
 
 // ParseType splits "Provider::Domain::Type" into its three segments; ok is false for any other shape.
 func ParseType(t string) (provider, domain, name string, ok bool) {
-	parts := strings.Split(t, "::")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+	provider, rest, ok1 := strings.Cut(t, "::") // strings.Split's segments, without its slice
+	domain, name, ok2 := strings.Cut(rest, "::")
+	if !ok1 || !ok2 || strings.Contains(name, "::") || provider == "" || domain == "" || name == "" {
 		return "", "", "", false
 	}
-	return parts[0], parts[1], parts[2], true
+	return provider, domain, name, true
 }
 
 // CRN returns the cdkx resource name of an object, the output attribute "crn" of every resource:
@@ -273,7 +275,30 @@ func CRN(resourceType, physicalID string) string {
 	if !ok {
 		return "crn:cdkx:" + strings.ToLower(resourceType) + "/" + physicalID
 	}
-	return fmt.Sprintf("crn:cdkx:%s:%s:%s/%s", strings.ToLower(p), strings.ToLower(d), strings.ToLower(n), physicalID)
+	for i := range len(resourceType) {
+		if resourceType[i] >= utf8.RuneSelf {
+			return fmt.Sprintf("crn:cdkx:%s:%s:%s/%s", strings.ToLower(p), strings.ToLower(d), strings.ToLower(n), physicalID)
+		}
+	}
+	// ASCII (every type cdkx knows): one allocation, where the above makes nine (one CRN per object made).
+	var b strings.Builder
+	b.Grow(len("crn:cdkx::://") + len(p) + len(d) + len(n) + len(physicalID))
+	b.WriteString("crn:cdkx:")
+	for i, seg := range [...]string{p, d, n} {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		for j := range len(seg) {
+			c := seg[j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('/')
+	b.WriteString(physicalID)
+	return b.String()
 }
 
 // ErrNotFound is returned (wrapped) by adapters when the object does not exist at the provider.
