@@ -85,11 +85,8 @@ func planStep(s *planner.Step) state.PlanStep {
 	switch s.Op {
 	case planner.OpCreate:
 		ps.Inputs = s.Inputs // shared, not copied (read only): most types have no write-only property
-		for _, prop := range s.Schema.Properties {
-			if prop.WriteOnly {
-				ps.Inputs = resource.Redact(s.Schema, s.Inputs)
-				break
-			}
+		if s.Schema.HasWriteOnly() {
+			ps.Inputs = resource.Redact(s.Schema, s.Inputs)
 		}
 		// Nothing to start from: the resource and op say it all (and a 100k-resource first deploy need not
 		// hash 100k steps).
