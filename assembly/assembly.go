@@ -85,6 +85,9 @@ type Stack struct {
 
 	indexOnce sync.Once
 	index     map[string]*Resource // by logical ID, built by Resource
+
+	// recorded is what Load's decoder found in each of Resources (see recordedAt); Validate drops it.
+	recorded []recorded
 }
 
 // Resource returns the resource with the given logical ID, or nil. The first call indexes Resources, which

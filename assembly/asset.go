@@ -408,7 +408,10 @@ func rewriteAssets(a *Assembly, src assetSource) diag.Diagnostics {
 	w := &assetRewriter{a: a, idx: newAssetIndex(a), src: src, hashes: map[*Asset]error{}}
 	at := &jsonPath{}
 	for _, s := range a.Stacks {
-		for _, r := range s.Resources {
+		for i, r := range s.Resources {
+			if rec, ok := s.recordedAt(i); ok && !rec.assetHint {
+				continue // no string of it can be an asset path
+			}
 			at.reset("")
 			for k, v := range r.Properties {
 				at.pushKey(k)

@@ -98,6 +98,9 @@ func (f *fields) id(path, what, id string) bool {
 // separator. Names reach terminals, where such characters move the cursor, forge table rows or set the
 // window title; no synthesizer writes them.
 func (f *fields) printable(path, what, s string) bool {
+	if printableASCII(s) {
+		return true
+	}
 	i := strings.IndexFunc(s, unprintable)
 	if i < 0 {
 		return true
@@ -109,6 +112,17 @@ func (f *fields) printable(path, what, s string) bool {
 	f.errorf(path, "%s%s contains %s (U+%04X)", what, quote(s), describeRune(r), r)
 	f.detail("cdkx prints names in tables and logs: use letters, digits and punctuation")
 	return false
+}
+
+// printableASCII reports whether s is all printable ASCII (space to '~'), which printable accepts: most
+// names are, and telling so takes a tenth of the time of looking each rune up.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // unprintable reports whether r must not appear in a name: see printable.

@@ -105,10 +105,15 @@ func (r *fileReader) read(name string) ([]byte, error) {
 	if !os.SameFile(info, opened) {
 		return nil, &refusedError{problem: "changed while cdkx was reading it", detail: "run cdkx again once the app is synthesized"}
 	}
-	data, err := io.ReadAll(io.LimitReader(f, min(MaxFileSize, r.left)+1))
-	if err != nil {
+	// Read into one buffer of the size the file has (and a little more, to see that it did not grow):
+	// io.ReadAll would double its buffer from 512 bytes up, allocating twice a large template's size.
+	limit := min(MaxFileSize, r.left) + 1
+	var buf bytes.Buffer
+	buf.Grow(int(min(opened.Size()+bytes.MinRead, limit)))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if err := checkSize(int64(len(data)), r.left); err != nil {
 		return nil, err
 	}

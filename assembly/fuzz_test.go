@@ -142,5 +142,33 @@ func FuzzDecode(f *testing.F) {
 		if diff := cmp.Diff(want, plain(got)); diff != "" {
 			t.Errorf("decode() mismatch with encoding/json (-want +got):\n%s", diff)
 		}
+		// A template's decoder builds maps below level 3 and records tokens: the same values.
+		got3, found3, err := decodeBelow(data, nil, 3)
+		if err != nil || len(found3.dups) > 0 || len(found3.numbers) != len(found.numbers) {
+			t.Fatalf("decodeBelow(3) = %v, %v; decode found %v", err, found3, found)
+		}
+		if diff := cmp.Diff(want, plain(got3)); diff != "" {
+			t.Errorf("decodeBelow(3) mismatch with encoding/json (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// FuzzRecorded checks what the template decoder records of each resource against the walks it spares:
+// the same tokens as FindTokens finds in its properties, and an asset hint whenever one of their strings
+// could be an asset path.
+func FuzzRecorded(f *testing.F) {
+	for _, dir := range seedDirs(f) {
+		templates, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		for _, tf := range templates {
+			if data, err := os.ReadFile(tf); err == nil && filepath.Base(tf) != ManifestFile {
+				f.Add(data)
+			}
+		}
+	}
+	for _, s := range recordedSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkRecorded(t, data)
 	})
 }

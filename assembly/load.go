@@ -90,7 +90,7 @@ func loadTemplate(a *Assembly, s *Stack, manifest string, readFile func(string) 
 		s.Missing = true
 		return ds
 	}
-	s.Resources, s.Outputs, s.Legacy = t.resources, t.outputs, t.legacy
+	s.Resources, s.Outputs, s.Legacy, s.recorded = t.resources, t.outputs, t.legacy, t.recorded
 	return ds
 }
 

@@ -41,8 +41,8 @@ func parseManifest(file string, data []byte) (*Assembly, diag.Diagnostics) {
 	f.unknownKeys("", top, "version", "artifacts")
 	if v, ok := f.required("", top, "artifacts"); ok {
 		if arts, ok := f.object("artifacts", v); ok {
-			for _, id := range arts.keys {
-				f.artifact(a, id, arts.vals[id])
+			for i, id := range arts.keys {
+				f.artifact(a, id, arts.vals[i])
 			}
 		}
 	}

@@ -26,23 +26,34 @@ func link(a *Assembly) diag.Diagnostics {
 				}
 			}
 		}
-		eachStackToken(s, func(t Token, at *jsonPath) {
-			ds = append(ds, checkToken(a, s, t, at)...)
+		ds = append(ds, eachStackToken(s, func(t Token, at *jsonPath) diag.Diagnostics {
 			if isStackRef(t) && t.StackRef != s.ID && a.Stack(t.StackRef) != nil {
-				s.Dependencies = append(s.Dependencies, t.StackRef)
+				s.Dependencies = append(s.Dependencies, t.StackRef) // sortedUnique drops a repeat
 			}
-		})
+			return checkToken(a, s, t, at)
+		})...)
 		s.Dependencies = sortedUnique(s.Dependencies)
 	}
 	return ds
 }
 
-// eachStackToken calls fn with every token of a stack's template: those of the resources (in logical ID
-// order) and then those of the outputs (in key order), each with its JSON path in the template, rendered
-// only if fn needs it.
-func eachStackToken(s *Stack, fn func(t Token, at *jsonPath)) {
-	at := &jsonPath{}
-	for _, r := range s.Resources {
+// eachStackToken calls check with every token of a stack's template: those of the resources (in logical
+// ID order) and then those of the outputs (in key order), each with its JSON path in the template,
+// rendered only if check needs it, and returns what check found. check may be called twice for a token and
+// must then return the same.
+//
+// For a resource whose tokens Load's decoder recorded (Stack.recordedAt) and none of whose strings can be
+// an asset path (which rewriteAssets may have changed), check is first called with those (and an empty
+// path), which costs no walk; only if it finds a problem is the resource walked, for the diagnostics in
+// their order and with their paths.
+func eachStackToken(s *Stack, check func(t Token, at *jsonPath) diag.Diagnostics) diag.Diagnostics {
+	var ds diag.Diagnostics
+	fn := func(t Token, at *jsonPath) { ds = append(ds, check(t, at)...) }
+	at, none := &jsonPath{}, &jsonPath{}
+	for i, r := range s.Resources {
+		if rec, ok := s.recordedAt(i); ok && !rec.assetHint && recordedPass(rec.tokens, none, check) {
+			continue
+		}
 		at.reset(r.Path + ".properties")
 		walkTokens(r.Properties, at, fn)
 	}
@@ -51,6 +62,17 @@ func eachStackToken(s *Stack, fn func(t Token, at *jsonPath)) {
 		at.reset(o.Path + ".value")
 		walkTokens(o.Value, at, fn)
 	}
+	return ds
+}
+
+// recordedPass reports whether check finds nothing in any of the recorded tokens.
+func recordedPass(tokens []Token, none *jsonPath, check func(t Token, at *jsonPath) diag.Diagnostics) bool {
+	for _, t := range tokens {
+		if len(check(t, none)) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // isStackRef reports whether t came from a {stackRef, outputKey} object. AsToken leaves both Ref and

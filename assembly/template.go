@@ -11,6 +11,7 @@ import (
 // template is a parsed stack template.
 type template struct {
 	resources []*Resource // sorted by logical ID
+	recorded  []recorded  // what the decoder found in each of resources, in the same order
 	outputs   map[string]*Output
 	legacy    bool
 }
@@ -22,7 +23,9 @@ type template struct {
 func parseTemplate(file string, data []byte) (*template, diag.Diagnostics) {
 	f := &fields{file: file}
 	data = trimBOM(data)
-	root, found, err := decode(data)
+	// The resources of the current layout are objects at level 3 ({"resources": {ID: {…}}}): the
+	// decoder records their tokens, and builds their properties as maps, in one pass.
+	root, found, err := decodeBelow(data, nil, 3)
 	if err != nil {
 		return nil, diag.Diagnostics{jsonError(file, data, err)}
 	}
@@ -36,13 +39,13 @@ func parseTemplate(file string, data []byte) (*template, diag.Diagnostics) {
 	case t.legacy:
 		f.warnf("", "the flat template layout (resources at the top level) is deprecated")
 		f.detail("synthesize the app again with a current cdkx, which writes {\"resources\": {…}, \"outputs\": {…}}")
-		t.resources = f.resources("", top)
+		t.resources, t.recorded = f.resources("", top)
 		f.duplicates(found.dups, "", "logical ID")
 	case top.has("resources") || top.has("outputs") || len(top.keys) == 0:
 		f.unknownKeys("", top, "resources", "outputs")
 		if v, ok := top.get("resources"); ok {
 			if o, ok := f.object("resources", v); ok {
-				t.resources = f.resources("resources", o)
+				t.resources, t.recorded = f.resources("resources", o)
 			}
 		}
 		if v, ok := top.get("outputs"); ok {
@@ -71,50 +74,122 @@ func isLegacy(top *object) bool {
 		if !ok {
 			return false
 		}
-		if _, ok := o.vals["type"].(string); !ok {
+		if t, _ := o.get("type"); !isString(t) {
 			return false
 		}
 	}
 	return true
 }
 
-// resources reads the map of resources at path, sorted by logical ID.
-func (f *fields) resources(path string, o *object) []*Resource {
-	out := make([]*Resource, 0, len(o.keys))
-	for _, id := range o.keys {
-		out = append(out, f.resource(JoinPath(path, id), id, o.vals[id]))
-	}
-	slices.SortFunc(out, func(a, b *Resource) int { return strings.Compare(a.LogicalID, b.LogicalID) })
-	return out
+// isString reports whether v is a string.
+func isString(v any) bool {
+	_, ok := v.(string)
+	return ok
 }
 
-// resource reads one resource. It always returns one, with the fields that could be read.
-func (f *fields) resource(path, id string, v any) *Resource {
-	r := &Resource{LogicalID: id, Path: path, Properties: resource.Properties{}}
-	f.id(path, "logical ID", id) // reported; the resource is still read
-	o, ok := f.object(path, v)
+// recorded is what the decoder found in one resource of a template, so that the walks over every
+// resource (link, Validate, rewriteAssets) need not walk its properties again: valid while Resources[i]
+// is r and r.Properties is as Load left it.
+type recorded struct {
+	r *Resource
+	// tokens are the tokens (AsToken) of r.Properties, in document order, as decoded: when assetHint is
+	// set, rewriteAssets may have changed their strings since.
+	tokens []Token
+	// assetHint is set when a string of the resource contains assetSegmentPrefix: only then can a
+	// property be an asset path.
+	assetHint bool
+}
+
+// recordedAt returns what the decoder found in s.Resources[i], or false when it did not record it (a
+// stack built otherwise, the flat layout, or resources changed since).
+func (s *Stack) recordedAt(i int) (recorded, bool) {
+	if i >= len(s.recorded) || s.recorded[i].r != s.Resources[i] {
+		return recorded{}, false
+	}
+	return s.recorded[i], true
+}
+
+// resources reads the map of resources at path, sorted by logical ID, and what the decoder recorded of
+// each (nil when it recorded none).
+func (f *fields) resources(path string, o *object) ([]*Resource, []recorded) {
+	all := make([]Resource, len(o.keys)) // one allocation for all
+	recs := make([]recorded, len(o.keys))
+	recordedAll := true
+	for i, id := range o.keys {
+		recs[i] = f.resource(&all[i], path, id, o.vals[i])
+		if recs[i].r == nil {
+			recordedAll = false
+			recs[i].r = &all[i] // to be sorted with the others
+		}
+	}
+	byID := func(a, b recorded) int { return strings.Compare(a.r.LogicalID, b.r.LogicalID) }
+	if !slices.IsSortedFunc(recs, byID) {
+		slices.SortFunc(recs, byID)
+	}
+	out := make([]*Resource, len(recs))
+	for i := range recs {
+		out[i] = recs[i].r
+	}
+	if !recordedAll {
+		return out, nil
+	}
+	return out, recs
+}
+
+// resource reads one resource into r, and returns what the decoder recorded of it (r unset when nothing).
+// It always fills r, with the fields that could be read.
+func (f *fields) resource(r *Resource, parent, id string, v any) recorded {
+	path := JoinPath(parent, id)
+	*r = Resource{LogicalID: path[len(path)-len(id):], Path: path} // the ID shares the path's bytes
+	f.id(path, "logical ID", id)                                   // reported; the resource is still read
+	o, ok := v.(*object)
 	if !ok {
-		return r
+		r.Properties = resource.Properties{}
+		f.object(path, v)
+		return recorded{r: r} // no properties, so neither tokens nor assets
 	}
 	f.unknownKeys(path, o, "type", "provider", "properties", "metadata", "dependsOn")
 	r.Type = f.resourceType(path, o)
 	if p, ok := o.get("provider"); ok {
-		r.Provider, _ = f.name(path+".provider", p)
+		if s, ok := p.(string); ok && s != "" && printableASCII(s) {
+			r.Provider = s // what f.name accepts without a word
+		} else {
+			r.Provider, _ = f.name(path+".provider", p)
+		}
 	} else {
 		r.Provider, r.ProviderFromType = defaultProvider(r.Type), true
 	}
+	rec := recorded{r: r, tokens: o.tokens, assetHint: o.assetHint}
 	if p, ok := o.get("properties"); ok {
-		if p, ok := f.object(path+".properties", p); ok {
-			r.Properties = plain(p).(map[string]any)
+		r.Properties, ok = f.plainObject(path, "properties", p)
+		if !ok {
+			rec.tokens = nil // none in the empty properties
 		}
+	}
+	if r.Properties == nil {
+		r.Properties = resource.Properties{}
 	}
 	if m, ok := o.get("metadata"); ok {
-		if m, ok := f.object(path+".metadata", m); ok {
-			r.Metadata = plain(m).(map[string]any)
-		}
+		r.Metadata, _ = f.plainObject(path, "metadata", m)
 	}
 	r.DependsOn = f.strings(path, o, "dependsOn")
-	return r
+	if !o.recorded {
+		return recorded{}
+	}
+	return rec
+}
+
+// plainObject returns v, the value of key in the object at path, as a map, or reports that it is not an
+// object.
+func (f *fields) plainObject(path, key string, v any) (map[string]any, bool) {
+	switch v := v.(type) {
+	case map[string]any:
+		return v, true
+	case *object:
+		return plain(v).(map[string]any), true
+	}
+	f.object(path+"."+key, v)
+	return nil, false
 }
 
 // resourceType returns the resource's type, or the string as written when it is not of the shape
@@ -123,6 +198,11 @@ func (f *fields) resourceType(path string, o *object) string {
 	v, ok := f.required(path, o, "type")
 	if !ok {
 		return ""
+	}
+	if t, ok := v.(string); ok && printableASCII(t) {
+		if _, _, _, ok := resource.ParseType(t); ok {
+			return t // what is checked below, without a word
+		}
 	}
 	t, ok := f.string(path+".type", v)
 	if !ok {
@@ -150,16 +230,17 @@ func defaultProvider(typ string) string {
 // outputs reads the template's outputs.
 func (f *fields) outputs(o *object) map[string]*Output {
 	out := make(map[string]*Output, len(o.keys))
-	for _, key := range o.keys {
+	for i, key := range o.keys {
 		path := JoinPath("outputs", key)
 		out[key] = &Output{Key: key, Path: path}
 		f.id(path, "output key", key) // reported; the output is still read
-		v, ok := f.object(path, o.vals[key])
+		v, ok := f.object(path, o.vals[i])
 		if !ok {
 			continue
 		}
 		f.unknownKeys(path, v, "value", "description")
-		out[key].Value = plain(v.vals["value"])
+		value, _ := v.get("value")
+		out[key].Value = plain(value)
 		out[key].Description = f.optionalString(path, v, "description")
 	}
 	return out

@@ -31,14 +31,18 @@ func (t Token) String() string {
 // so that validation can report it; it is an error at deploy.
 func AsToken(v any) (Token, bool) {
 	m, ok := v.(map[string]any)
-	if !ok {
+	if !ok || len(m) == 0 || len(m) > 2 {
 		return Token{}, false
 	}
-	str := func(k string) (string, bool) {
+	return tokenFrom(len(m), func(k string) (string, bool) {
 		s, ok := m[k].(string)
 		return s, ok
-	}
-	switch len(m) {
+	})
+}
+
+// tokenFrom is AsToken of an object of n members, whose member key str returns when it is a string.
+func tokenFrom(n int, str func(key string) (string, bool)) (Token, bool) {
+	switch n {
 	case 1:
 		if ref, ok := str("ref"); ok {
 			return Token{Ref: ref}, true

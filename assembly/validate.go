@@ -13,23 +13,35 @@ import (
 // {ref, attr} must name an output attribute of its target's type. Resources whose type Load found
 // malformed, and stacks whose template is missing, are skipped: Load reported them.
 //
-// The diagnostics are sorted; all are errors. catalog must not be nil.
+// The diagnostics are sorted; all are errors. catalog must not be nil. Validate reads the tokens Load
+// recorded of each resource instead of walking its properties again, and drops them: the properties must
+// be as Load left them (a resource replaced since, or a stack built otherwise, is walked).
 func Validate(a *Assembly, catalog resource.Catalog) diag.Diagnostics {
 	var ds diag.Diagnostics
 	for _, s := range a.Stacks {
 		if s.Missing {
 			continue
 		}
-		schemas := make(map[string]resource.Schema, len(s.Resources))
+		// The schema of each resource by logical ID, one copy for each provider and type: a schema is a
+		// few hundred bytes, and a stack may have 100,000 resources of one type.
+		schemas := make(map[string]*resource.Schema, len(s.Resources))
+		shared := map[[2]string]*resource.Schema{}
 		refs, view := targetLookup(nil, s), stackView(a, s)
 		for _, r := range s.Resources {
 			schema, ok, rds := validateResource(s, r, catalog, refs, view)
 			ds = append(ds, rds...)
-			if ok {
-				schemas[r.LogicalID] = schema
+			if !ok {
+				continue
 			}
+			key := [2]string{r.Provider, r.Type}
+			if shared[key] == nil {
+				first := schema // copied once: taking schema's address would move each one to the heap
+				shared[key] = &first
+			}
+			schemas[r.LogicalID] = shared[key]
 		}
 		ds = append(ds, validateAttrs(s, schemas)...)
+		s.recorded = nil // no walk after this one needs it
 	}
 	ds.Sort()
 	return ds
@@ -50,7 +62,6 @@ func validateResource(s *Stack, r *Resource, catalog resource.Catalog, refs reso
 		ds.Errorf(s.File, r.Path+".type", "unknown type %q for provider %q%s", r.Type, r.Provider, typeSuggestion(r.Type, types))
 		ds[0].Detail = fmt.Sprintf("check the spelling of \"type\"; the adapter of %q serves %s", r.Provider, listOrNone(types))
 	default:
-		props := r.Path + ".properties"
 		errs := schema.Validate(r.Properties, isToken)
 		if schema.CheckReferences != nil {
 			errs = append(errs, schema.CheckReferences(r.Properties, refs)...)
@@ -60,6 +71,7 @@ func validateResource(s *Stack, r *Resource, catalog resource.Catalog, refs reso
 			errs = append(errs, schema.CheckStack(r.Properties, view)...)
 		}
 		for _, fe := range errs {
+			props := r.Path + ".properties" // rendered only for what is reported
 			at := props
 			if fe.Path != "" {
 				at = JoinPath(props, fe.Path)
@@ -148,17 +160,17 @@ func isToken(v any) bool {
 
 // validateAttrs checks that every {ref, attr} of s names an output attribute of its target's type, for
 // targets whose schema is known.
-func validateAttrs(s *Stack, schemas map[string]resource.Schema) diag.Diagnostics {
-	var ds diag.Diagnostics
-	eachStackToken(s, func(t Token, at *jsonPath) {
+func validateAttrs(s *Stack, schemas map[string]*resource.Schema) diag.Diagnostics {
+	return eachStackToken(s, func(t Token, at *jsonPath) diag.Diagnostics {
 		schema, ok := schemas[t.Ref]
 		if isStackRef(t) || t.Attr == "" || !ok || schema.HasOutput(t.Attr) {
-			return
+			return nil
 		}
+		var ds diag.Diagnostics
 		attrs := sortedUnique(append([]string{"crn"}, schema.Outputs...))
 		ds.Errorf(s.File, at.String(), "resource %s (%s) has no output %q%s", t.Ref, s.Resource(t.Ref).Type, t.Attr,
 			suggestion(t.Attr, attrs))
-		ds[len(ds)-1].Detail = "its outputs: " + listOrNone(attrs)
+		ds[0].Detail = "its outputs: " + listOrNone(attrs)
+		return ds
 	})
-	return ds
 }

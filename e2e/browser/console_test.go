@@ -3,6 +3,7 @@
 package browser
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -13,10 +14,14 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/cdkx-dev/cdkx/pkg/backend/sqlite"
+	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
-// Values of the app's versions: v1 is deployed, v2 proposed (and approved in the browser), v3 proposed
-// and left open for the forged POSTs. Mail never changes: compare's "hide identical" hides it.
+// Values of the app's versions: v1 is deployed, v2 proposed (and approved in the browser), v3 proposed,
+// the target of the forged POSTs, then rejected in the browser. Mail never changes: compare's "hide
+// identical" hides it.
 var (
 	appV1 = map[string]any{"Www": map[string]any{"ttl": 300, "owner": "team-blue"}, "Mail": map[string]any{"priority": 10}}
 	appV2 = map[string]any{"Www": map[string]any{"ttl": 120, "owner": "team-green"}, "Mail": map[string]any{"priority": 10}}
@@ -25,6 +30,9 @@ var (
 
 // comment is the approval comment typed in the browser: markup in it must show as text.
 const comment = `ship it <b>now</b>`
+
+// rejection is the comment the walk rejects the other proposal with.
+const rejection = "not this week: the freeze"
 
 // TestConsoleLocal runs `cdkx console --state FILE` on a SQLite file and walks it in chromium: the login
 // form with the token of the printed URL, the stacks, the stack's queue, the proposal with its values,
@@ -58,8 +66,10 @@ func TestConsoleLocal(t *testing.T) {
 	loginWithToken(t, b, token, login)
 	walk(t, b, walkCase{
 		scope: "/local/default", prev: prev, prop: prop.ID, open: open.ID,
-		run:    func() { cdkx(t, dir, env, "deployments", "run", prop.ID) },
-		record: func(id string) map[string]any { return showRecord(t, dir, env, id) },
+		run:      func() { cdkx(t, dir, env, "deployments", "run", prop.ID) },
+		record:   func(id string) map[string]any { return showRecord(t, dir, env, id) },
+		redeploy: true,
+		lock:     func() string { return leaveLock(t, stateFile, "App") },
 	})
 	logout(t, b, "/local/default/stacks")
 }
@@ -68,9 +78,14 @@ func TestConsoleLocal(t *testing.T) {
 // the approved one is run, and how to read a deployment's record outside the browser.
 type walkCase struct {
 	scope            string // "/{org}/{project}"
-	prev, prop, open string // the completed v1, the proposal to approve (v2), the one left open (v3)
+	prev, prop, open string // the completed v1, the proposal to approve (v2), the one rejected (v3)
 	run              func()
 	record           func(id string) map[string]any // `cdkx deployments show ID --json`
+	// redeploy is set where the console can plan again (cdkx console): Redeploy is offered and driven.
+	redeploy bool
+	// lock, when set, leaves stack App locked by gone-holder@lockhost as a crashed run would, and returns
+	// the lock's ID; the walk unlocks it through the locks page.
+	lock func() string
 }
 
 // walk drives the pages of a logged-in browser, as one person would (see TestConsoleLocal).
@@ -126,17 +141,8 @@ func walk(t *testing.T, b *browser, c walkCase) {
 	}
 	b.shoot("proposal")
 
-	// Approve with a comment.
-	b.do("type the comment", chromedpSetValue(`textarea[name=comment]`, comment))
-	b.clickButton("Approve")
-	b.open(c.scope + "/deployments/" + c.prop)
-	if got := b.status(); got != "APPROVED" {
-		t.Fatalf("after Approve: data-status = %q, want APPROVED:\n%s", got, b.text())
-	}
-	// The comment is recorded and shown as text.
-	if got := c.record(c.prop)["approvalComment"]; got != comment {
-		t.Errorf("the record's approvalComment = %v, want %q", got, comment)
-	}
+	// Approve with a comment, recorded and shown as text.
+	review(t, b, c, c.prop, "Approve", comment, "APPROVED", "approvalComment")
 	if txt := b.text(); !strings.Contains(txt, comment) {
 		t.Errorf("the approved deployment's page does not show the comment %q as text:\n%s", comment, txt)
 	}
@@ -224,6 +230,74 @@ func walk(t *testing.T, b *browser, c walkCase) {
 	}
 	if st := c.record(c.open)["status"]; st != "PROPOSED" {
 		t.Errorf("after the POSTs without CSRF token: %s is %s, want PROPOSED", c.open, st)
+	}
+
+	// Reject the other proposal with a comment.
+	review(t, b, c, c.open, "Reject", rejection, "REJECTED", "rejectionComment")
+	if bs := b.buttons(); slices.Contains(bs, "Approve") || slices.Contains(bs, "Reject") {
+		t.Errorf("the rejected deployment's page has the buttons %q, want neither Approve nor Reject", bs)
+	}
+	b.shoot("rejected")
+
+	// Redeploy v1, which v2 superseded: a new proposal of v1's snapshot (a roll-back), where the console
+	// can plan again.
+	b.open(c.scope + "/deployments/" + c.prev)
+	if !c.redeploy {
+		if slices.Contains(b.buttons(), "Redeploy") {
+			t.Errorf("a completed deployment's page offers Redeploy where the console cannot plan; buttons: %q", b.buttons())
+		}
+	} else {
+		b.clickButton("Redeploy")
+		loc := b.location()
+		_, id, ok := strings.Cut(loc, "/deployments/")
+		if !ok || id == "" || id == c.prev {
+			t.Fatalf("after Redeploy the browser is at %s, want the new deployment's page", loc)
+		}
+		if got := b.status(); got != "PROPOSED" {
+			t.Errorf("the redeploy %s: data-status = %q, want PROPOSED:\n%s", id, got, b.text())
+		}
+		if r := c.record(id); r["status"] != "PROPOSED" || r["kind"] != "deploy" {
+			t.Errorf("the redeploy's record: status %v, kind %v; want PROPOSED, deploy", r["status"], r["kind"])
+		}
+		if txt := b.text(); !strings.Contains(txt, `"team-green" → "team-blue"`) {
+			t.Errorf("the redeploy of v1 does not plan owner team-green → team-blue:\n%s", txt)
+		}
+		b.shoot("redeploy")
+	}
+
+	// Unlock a lock left by a holder that is gone, after the confirmation naming it.
+	if c.lock == nil {
+		return
+	}
+	id := c.lock()
+	b.open(c.scope + "/locks")
+	if txt := b.text(); !strings.Contains(txt, "gone-holder@lockhost") {
+		t.Errorf("the locks page does not show the holder gone-holder@lockhost:\n%s", txt)
+	}
+	b.clickButton("Unlock")
+	if txt := b.text(); !strings.Contains(txt, id) || !strings.Contains(txt, "gone-holder@lockhost") {
+		t.Errorf("the unlock confirmation does not name the lock %s and its holder:\n%s", id, txt)
+	}
+	b.shoot("unlock")
+	b.clickButton("Unlock")
+	if txt := b.text(); !strings.Contains(txt, "No stack is locked.") {
+		t.Errorf("after Unlock the locks page still lists a lock:\n%s", txt)
+	}
+}
+
+// review opens deployment id, types text into the comment box of the form of button (Approve or
+// Reject), clicks it, and checks the status it leads to and the comment its record keeps under key.
+func review(t *testing.T, b *browser, c walkCase, id, button, text, wantStatus, key string) {
+	t.Helper()
+	b.open(c.scope + "/deployments/" + id)
+	b.do("type the comment", chromedpSetValue(`form[action$="/`+strings.ToLower(button)+`"] textarea[name=comment]`, text))
+	b.clickButton(button)
+	b.open(c.scope + "/deployments/" + id)
+	if got := b.status(); got != wantStatus {
+		t.Fatalf("after %s: data-status = %q, want %s:\n%s", button, got, wantStatus, b.text())
+	}
+	if got := c.record(id)[key]; got != text {
+		t.Errorf("the record's %s = %v, want %q", key, got, text)
 	}
 }
 
@@ -330,4 +404,23 @@ func showRecord(t *testing.T, dir string, env []string, id string) map[string]an
 		t.Fatalf("cdkx deployments show %s --json: %v\n%s", id, err, out)
 	}
 	return d
+}
+
+// leaveLock locks stack in the SQLite state file as gone-holder@lockhost and closes the file without
+// unlocking: the lock a crashed run leaves behind. It returns the lock's ID.
+func leaveLock(t *testing.T, stateFile, stack string) string {
+	t.Helper()
+	ctx := context.Background()
+	b, err := sqlite.Open(ctx, stateFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	now := time.Now().UTC()
+	info := state.LockInfo{ID: "lock-of-a-crashed-run", Stack: stack, Operation: "deploy", User: "gone-holder",
+		Host: "lockhost", PID: 999999, StartedAt: now, HeartbeatAt: now}
+	if err := b.Lock(ctx, info); err != nil {
+		t.Fatalf("lock %s: %v", stack, err)
+	}
+	return info.ID
 }

@@ -394,13 +394,27 @@ func (b *browser) shoot(name string) {
 		if w == 375 {
 			// Readable at 375 px: nothing wider than the viewport but what scrolls inside its own box.
 			if sw := eval[int](b, `document.documentElement.scrollWidth`); sw > 375+1 {
-				b.t.Logf("%s at 375 px: the page is %d px wide (scrolls sideways)", name, sw)
+				b.t.Errorf("%s at 375 px: the page is %d px wide (scrolls sideways); wider than the viewport: %s",
+					name, sw, eval[string](b, overflowingJS))
 			}
 		}
 	}
 	b.do("set the viewport back to 1440 px", chromedp.EmulateViewport(1440, 900))
 	b.t.Logf("screenshots: %s", filepath.Join(b.shots, b.name+"-"+name+"-{1440,375}.png"))
 }
+
+// overflowingJS names the elements whose right edge lies past the viewport, outside any box that scrolls
+// sideways itself (followed through offsetParent, as an absolutely positioned element escapes the overflow
+// of an ancestor that is not positioned) (the culprits of a page wider than the screen), as "tag.class (right edge px)".
+const overflowingJS = `(() => {
+  const out = [];
+  const scrolls = e => { for (; e; e = e.offsetParent) { const o = getComputedStyle(e).overflowX; if (o === "auto" || o === "scroll" || o === "hidden") return true; } return false; };
+  for (const e of document.body.querySelectorAll("*")) {
+    const r = e.getBoundingClientRect().right;
+    if (r > window.innerWidth + 1 && !scrolls(e.offsetParent)) out.push(e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + " (" + Math.round(r) + " px)");
+  }
+  return out.slice(0, 8).join(", ") || "none found";
+})()`
 
 // jsString quotes s as a JavaScript string literal.
 func jsString(s string) string {

@@ -100,10 +100,12 @@ func TestConsoleServer(t *testing.T) {
 		logout(t, b, scope+"/stacks")
 	})
 
+	// The walk rejected v3: the read-only session forges its POSTs against a proposal still open.
+	open2 := propose(t, dir, as(alice), writeApp(t, filepath.Join(dir, "v3b"), appV3), "still open")
 	t.Run("read-only", func(t *testing.T) {
 		r := newBrowser(t, "auditor", base, shots)
 		loginWithToken(t, r, auditor, "")
-		if code := r.open(scope + "/deployments/" + open.ID); code != http.StatusOK {
+		if code := r.open(scope + "/deployments/" + open2.ID); code != http.StatusOK {
 			t.Fatalf("the auditor's GET of the proposal = %d, want 200:\n%s", code, r.text())
 		}
 		for _, b := range r.buttons() {
@@ -120,12 +122,12 @@ func TestConsoleServer(t *testing.T) {
 			t.Fatalf("the auditor's page has no CSRF field (its Log out form should):\n%s", r.text())
 		}
 		fields := url.Values{"csrf": {csrf}, "comment": {"forged"}}
-		if code := r.fetchPOST(scope+"/deployments/"+open.ID+"/approve", fields); code != http.StatusForbidden {
+		if code := r.fetchPOST(scope+"/deployments/"+open2.ID+"/approve", fields); code != http.StatusForbidden {
 			t.Errorf("the auditor's forged approve from the page = %d, want 403", code)
 		}
 		cl := r.client()
 		for _, action := range []string{"approve", "reject", "abort"} {
-			code, _ := statusOf(t, cl, http.MethodPost, r.url(scope+"/deployments/"+open.ID+"/"+action), fields)
+			code, _ := statusOf(t, cl, http.MethodPost, r.url(scope+"/deployments/"+open2.ID+"/"+action), fields)
 			if code != http.StatusForbidden {
 				t.Errorf("the auditor's forged %s with a valid CSRF token = %d, want 403", action, code)
 			}
@@ -134,8 +136,8 @@ func TestConsoleServer(t *testing.T) {
 		if code != http.StatusForbidden {
 			t.Errorf("the auditor's forged unlock with a valid CSRF token = %d, want 403", code)
 		}
-		if st := showRecord(t, dir, as(alice), open.ID)["status"]; st != "PROPOSED" {
-			t.Errorf("after the auditor's forged POSTs: %s is %s, want PROPOSED", open.ID, st)
+		if st := showRecord(t, dir, as(alice), open2.ID)["status"]; st != "PROPOSED" {
+			t.Errorf("after the auditor's forged POSTs: %s is %s, want PROPOSED", open2.ID, st)
 		}
 	})
 }

@@ -39,7 +39,7 @@ type console struct {
 	mux   *http.ServeMux
 	pages map[string]*template.Template
 
-	sessions *sessions
+	sessions SessionStore
 	logins   *limiter
 }
 
@@ -60,9 +60,11 @@ func newConsole(src Source, opts Options) *console {
 		opts.LoginAttempts = 10
 	}
 	opts.BasePath = strings.TrimRight(opts.BasePath, "/")
-	c := &console{src: src, opts: opts, mux: http.NewServeMux(),
-		sessions: &sessions{m: map[string]*session{}, max: opts.MaxSessions},
-		logins:   &limiter{max: opts.LoginAttempts, per: time.Minute}}
+	c := &console{src: src, opts: opts, mux: http.NewServeMux(), sessions: opts.Sessions,
+		logins: &limiter{max: opts.LoginAttempts, per: time.Minute}}
+	if c.sessions == nil {
+		c.sessions = NewMemorySessions(opts.MaxSessions)
+	}
 	c.pages = parsePages()
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", staticHandler(http.FileServerFS(static)))
@@ -136,53 +138,6 @@ type session struct {
 	expires time.Time
 }
 
-// sessions is the in-memory session store, bounded: when full, the oldest session goes. mu guards m.
-type sessions struct {
-	mu  sync.Mutex
-	m   map[string]*session
-	max int
-}
-
-func (s *sessions) add(ss *session, now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for id, x := range s.m { // expired ones first
-		if !now.Before(x.expires) {
-			delete(s.m, id)
-		}
-	}
-	for len(s.m) >= s.max {
-		var oldest *session
-		for _, x := range s.m {
-			if oldest == nil || x.created.Before(oldest.created) {
-				oldest = x
-			}
-		}
-		delete(s.m, oldest.id)
-	}
-	s.m[ss.id] = ss
-}
-
-func (s *sessions) get(id string, now time.Time) *session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ss := s.m[id]
-	if ss == nil {
-		return nil
-	}
-	if !now.Before(ss.expires) {
-		delete(s.m, id)
-		return nil
-	}
-	return ss
-}
-
-func (s *sessions) remove(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, id)
-}
-
 // limiter bounds failed logins: at most max in any window of per, across the process. mu guards fails.
 type limiter struct {
 	mu    sync.Mutex
@@ -231,13 +186,23 @@ func (c *console) setCookie(w http.ResponseWriter, r *http.Request, value string
 		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.secure(r)})
 }
 
-// current returns the request's session, or nil.
-func (c *console) current(r *http.Request) *session {
+// current returns the request's session: nil when it has none (or its session ended), an error when the
+// session store failed.
+func (c *console) current(r *http.Request) (*session, error) {
 	ck, err := r.Cookie(cookieName)
 	if err != nil || ck.Value == "" {
-		return nil
+		return nil, nil
 	}
-	return c.sessions.get(ck.Value, c.opts.Now())
+	ss, err := c.sessions.Get(r.Context(), ck.Value, c.opts.Now())
+	if ss == nil || err != nil {
+		return nil, err
+	}
+	return &session{id: ss.ID, caller: ss.Caller, csrf: ss.CSRF, created: ss.Created, expires: ss.Expires}, nil
+}
+
+// endSession removes session id from the store; a failure only means that it ends at its expiry instead.
+func (c *console) endSession(ctx context.Context, id string) {
+	_ = c.sessions.Delete(context.WithoutCancel(ctx), id)
 }
 
 type ctxKey struct{}
@@ -248,7 +213,11 @@ func sessionOf(ctx context.Context) *session { s, _ := ctx.Value(ctxKey{}).(*ses
 // Every POST must carry the session's CSRF token and come from a caller that may write.
 func (c *console) authed(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s := c.current(r)
+		s, err := c.current(r)
+		if err != nil {
+			c.fail(w, r, nil, http.StatusServiceUnavailable, "The console cannot read its sessions now; try again in a moment.")
+			return
+		}
 		if s == nil {
 			if r.Method == http.MethodGet {
 				http.Redirect(w, r, c.path("/login")+"?next="+url.QueryEscape(c.opts.BasePath+r.URL.RequestURI()), http.StatusSeeOther)
@@ -339,12 +308,15 @@ func (c *console) tryLogin(w http.ResponseWriter, r *http.Request, token, next s
 		c.render(w, r, status, "login", nil, map[string]any{"Title": "Log in", "Error": "Login failed: the token was not accepted."})
 		return
 	}
-	if old := c.current(r); old != nil { // a new session on every login: no fixation
-		c.sessions.remove(old.id)
+	if ck, err := r.Cookie(cookieName); err == nil && ck.Value != "" { // a new session on every login: no fixation
+		c.endSession(r.Context(), ck.Value)
 	}
-	s := &session{id: randomToken(), caller: caller, csrf: randomToken(), created: now, expires: now.Add(c.opts.SessionLifetime)}
-	c.sessions.add(s, now)
-	c.setCookie(w, r, s.id, int(c.opts.SessionLifetime/time.Second))
+	s := Session{ID: randomToken(), Caller: caller, CSRF: randomToken(), Created: now, Expires: now.Add(c.opts.SessionLifetime)}
+	if err := c.sessions.Put(r.Context(), s); err != nil {
+		c.render(w, r, http.StatusServiceUnavailable, "login", nil, map[string]any{"Title": "Log in", "Error": "The console cannot store your session now; try again in a moment."})
+		return
+	}
+	c.setCookie(w, r, s.ID, int(c.opts.SessionLifetime/time.Second))
 	to := safeNext(next, c.opts.BasePath)
 	if to == "" {
 		to = c.path("/")
@@ -362,7 +334,7 @@ func safeNext(next, base string) string {
 
 func (c *console) logout(w http.ResponseWriter, r *http.Request) {
 	if s := sessionOf(r.Context()); s != nil {
-		c.sessions.remove(s.id)
+		c.endSession(r.Context(), s.id)
 	}
 	c.setCookie(w, r, "", -1)
 	http.Redirect(w, r, c.path("/login"), http.StatusSeeOther)
@@ -396,7 +368,7 @@ func (c *console) sourceError(w http.ResponseWriter, r *http.Request, s *session
 	switch {
 	case errors.Is(err, ErrUnauthorized):
 		if s != nil {
-			c.sessions.remove(s.id)
+			c.endSession(r.Context(), s.id)
 		}
 		if r.Method == http.MethodGet {
 			http.Redirect(w, r, c.path("/login"), http.StatusSeeOther)

@@ -380,11 +380,101 @@ func TestSessionsBounded(t *testing.T) {
 		c := &client{t: t, srv: srv, http: &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 		c.login("good")
 	}
-	h.sessions.mu.Lock()
-	n := len(h.sessions.m)
-	h.sessions.mu.Unlock()
+	m := h.sessions.(*memorySessions)
+	m.mu.Lock()
+	n := len(m.m)
+	m.mu.Unlock()
 	if n != 2 {
 		t.Errorf("sessions kept = %d, want 2", n)
+	}
+}
+
+// fakeSessions is a SessionStore built from function fields.
+type fakeSessions struct {
+	PutF    func(context.Context, Session) error
+	GetF    func(context.Context, string, time.Time) (*Session, error)
+	DeleteF func(context.Context, string) error
+}
+
+func (f fakeSessions) Put(ctx context.Context, s Session) error { return f.PutF(ctx, s) }
+func (f fakeSessions) Get(ctx context.Context, id string, now time.Time) (*Session, error) {
+	return f.GetF(ctx, id, now)
+}
+func (f fakeSessions) Delete(ctx context.Context, id string) error { return f.DeleteF(ctx, id) }
+
+// TestSessionStore: the console keeps its sessions in Options.Sessions (cdkx server's database), asks it
+// on every request, removes a session at logout, and answers 503, logging nobody in, when it fails.
+func TestSessionStore(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var log []string
+	stored := map[string]Session{}
+	var broken bool
+	store := fakeSessions{
+		PutF: func(_ context.Context, s Session) error {
+			mu.Lock()
+			defer mu.Unlock()
+			if broken {
+				return errors.New("database down")
+			}
+			log = append(log, "put "+s.Caller.Name)
+			stored[s.ID] = s
+			return nil
+		},
+		GetF: func(_ context.Context, id string, _ time.Time) (*Session, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if broken {
+				return nil, errors.New("database down")
+			}
+			s, ok := stored[id]
+			if !ok {
+				return nil, nil
+			}
+			return &s, nil
+		},
+		DeleteF: func(_ context.Context, id string) error {
+			mu.Lock()
+			defer mu.Unlock()
+			log = append(log, "delete")
+			delete(stored, id)
+			return nil
+		},
+	}
+	c := newClient(t, &fakeSource{}, Options{Sessions: store})
+	c.login("good")
+	if resp, _ := c.get("/acme/web/stacks"); resp.StatusCode != 200 {
+		t.Fatalf("GET with a session from the store = %d, want 200", resp.StatusCode)
+	}
+	// Another console (a second replica) with the same store knows the session.
+	other := newClient(t, &fakeSource{}, Options{Sessions: store})
+	from, _ := url.Parse(c.srv.URL)
+	to, _ := url.Parse(other.srv.URL)
+	other.http.Jar.SetCookies(to, c.http.Jar.Cookies(from))
+	if resp, _ := other.get("/acme/web/stacks"); resp.StatusCode != 200 {
+		t.Errorf("GET on a second console with the same store = %d, want 200", resp.StatusCode)
+	}
+	mu.Lock()
+	broken = true
+	mu.Unlock()
+	if resp, _ := c.get("/acme/web/stacks"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("GET while the store fails = %d, want 503", resp.StatusCode)
+	}
+	fresh := newClient(t, &fakeSource{}, Options{Sessions: store})
+	resp, _ := fresh.do("POST", "/login", url.Values{"token": {"good"}}, nil)
+	if resp.StatusCode != http.StatusServiceUnavailable || len(resp.Cookies()) != 0 {
+		t.Errorf("login while the store fails = %d with cookies %v, want 503 and none", resp.StatusCode, resp.Cookies())
+	}
+	mu.Lock()
+	broken = false
+	mu.Unlock()
+	if resp, _ := c.do("POST", "/logout", url.Values{"csrf": {c.csrf()}}, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("logout = %d, want 303", resp.StatusCode)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"put ci", "delete"}, log); diff != "" || len(stored) != 0 {
+		t.Errorf("store calls (-want +got):\n%s\nleft: %v", diff, stored)
 	}
 }
 
@@ -779,9 +869,12 @@ func TestAuditAndMoved(t *testing.T) {
 	rejected := state.Deployment{ID: "77777777-0000-4000-8000-000000000007", Stack: "dns", Kind: state.KindDeploy, Status: state.StatusRejected,
 		CreatedBy: "dave", CreatedAt: t0.Add(-30 * time.Minute), RejectedBy: "erin", FinishedAt: t0.Add(-20 * time.Minute)}
 	approved := completed
-	approved.ApprovedBy, approved.ApprovalComment = "frank", "<i>ship it</i>"
+	approved.ApprovedBy, approved.ApprovalComment, approved.ApprovedAt = "frank", "<i>ship it</i>", t0.Add(-50*time.Minute)
+	// A record approved before records kept the time of approval: its row says so.
+	older := completed
+	older.ID, older.CreatedBy, older.CreatedAt, older.ApprovedBy = "88888888-0000-4000-8000-000000000008", "gina", t0.Add(-2*time.Hour), "hank"
 	src := &fakeSource{DeploymentsF: func(_ context.Context, _ Caller, _ Scope, q Query) (Page, error) {
-		return Page{Deployments: []state.Deployment{proposal, rejected, approved}, Next: "n1"}, nil
+		return Page{Deployments: []state.Deployment{proposal, rejected, approved, older}, Next: "n1"}, nil
 	}}
 	c := newClient(t, src, Options{})
 	c.login("good")
@@ -794,8 +887,10 @@ func TestAuditAndMoved(t *testing.T) {
 		"2026-11-27T12:00:00Z alice created (PROPOSED)",
 		"2026-11-27T11:40:00Z erin rejected",
 		"2026-11-27T11:30:00Z dave created (REJECTED)",
+		"2026-11-27T11:10:00Z frank approved",
 		"2026-11-27T11:00:00Z bob created (COMPLETED)",
-		" frank approved",
+		"2026-11-27T10:00:00Z gina created (COMPLETED)",
+		" hank approved",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("audit rows (-want +got):\n%s", diff)

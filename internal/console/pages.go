@@ -350,7 +350,7 @@ func (c *console) auditPage(w http.ResponseWriter, r *http.Request, s *session, 
 	for _, d := range page.Deployments {
 		entries = append(entries, auditEntry{At: d.CreatedAt, Who: d.CreatedBy, What: "created (" + string(d.Status) + ")", Deployment: d})
 		if d.ApprovedBy != "" {
-			entries = append(entries, auditEntry{At: approvedAt(d), Who: d.ApprovedBy, What: "approved", Comment: d.ApprovalComment, Deployment: d})
+			entries = append(entries, auditEntry{At: d.ApprovedAt, Who: d.ApprovedBy, What: "approved", Comment: d.ApprovalComment, Deployment: d})
 		}
 		if d.RejectedBy != "" {
 			entries = append(entries, auditEntry{At: d.FinishedAt, Who: d.RejectedBy, What: "rejected", Comment: d.RejectionComment, Deployment: d})
@@ -371,10 +371,4 @@ func (c *console) auditPage(w http.ResponseWriter, r *http.Request, s *session, 
 		next = "?cursor=" + url.QueryEscape(page.Next)
 	}
 	c.render(w, r, http.StatusOK, "audit", s, map[string]any{"Title": "Audit", "Entries": entries, "Next": next})
-}
-
-// approvedAt is when a deployment was approved, as far as its record tells: records keep no time of
-// approval (TODO: once they do), so nothing.
-func approvedAt(state.Deployment) time.Time {
-	return time.Time{}
 }

@@ -110,8 +110,11 @@ type Options struct {
 	TrustProxy bool
 	// SessionLifetime is how long a session lasts after login (0: 12 hours).
 	SessionLifetime time.Duration
-	// MaxSessions bounds the sessions kept in memory (0: 10,000); the oldest go first.
+	// MaxSessions bounds the sessions kept in memory (0: 10,000); the oldest go first. Only for the
+	// store in memory (Sessions nil).
 	MaxSessions int
+	// Sessions keeps the sessions; nil: in this process's memory (NewMemorySessions(MaxSessions)).
+	Sessions SessionStore
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 	// PollEvery is how often the live events stream asks the Source for new events (0: 500 ms).

@@ -8,7 +8,8 @@ package server
 // learn which IDs exist elsewhere). A read-only token may read and never act (ErrForbidden: 403). The
 // actions change the queue through the same functions and pkg/state rules as the API (transition,
 // abortRequest, cancelActive), under the server's policy (--require-second-person), with the token's name
-// as the actor: the name the API records.
+// as the actor: the name the API records. Sessions live in the database (consoleSessions), so that every
+// replica knows every session and a restart logs nobody out.
 
 import (
 	"context"
@@ -20,6 +21,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cdkx-dev/cdkx/internal/console"
 	"github.com/cdkx-dev/cdkx/internal/server/storage"
@@ -420,4 +422,39 @@ func (cs consoleSource) Unlock(ctx context.Context, c console.Caller, sc console
 	return consoleError(cs.s.inTx(ctx, func(tx *storage.Tx) error {
 		return cs.s.cancelActive(ctx, tx, p, held[i].update)
 	}))
+}
+
+// consoleSessions is the console's SessionStore in the server's database (storage.ConsoleSession): a
+// session is found by the SHA-256 of its ID, which is never stored.
+type consoleSessions struct {
+	db *storage.Store
+}
+
+func sessionHash(id string) []byte {
+	sum := sha256.Sum256([]byte(id))
+	return sum[:]
+}
+
+// Put stores s (expired sessions, and the token's oldest beyond storage.MaxSessionsPerToken, go).
+func (cs consoleSessions) Put(ctx context.Context, s console.Session) error {
+	return cs.db.PutConsoleSession(ctx, storage.ConsoleSession{IDHash: sessionHash(s.ID), TokenName: s.Caller.Name,
+		ReadOnly: s.Caller.ReadOnly, Orgs: s.Caller.Orgs, CSRF: s.CSRF, Created: s.Created.UTC(), Expires: s.Expires.UTC()})
+}
+
+// Get returns the session with ID id unexpired at now, or nil.
+func (cs consoleSessions) Get(ctx context.Context, id string, now time.Time) (*console.Session, error) {
+	st, err := cs.db.ConsoleSessionByHash(ctx, sessionHash(id), now)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &console.Session{ID: id, Caller: console.Caller{Name: st.TokenName, ReadOnly: st.ReadOnly, Orgs: st.Orgs},
+		CSRF: st.CSRF, Created: st.Created.UTC(), Expires: st.Expires.UTC()}, nil
+}
+
+// Delete removes the session with ID id.
+func (cs consoleSessions) Delete(ctx context.Context, id string) error {
+	return cs.db.DeleteConsoleSession(ctx, sessionHash(id))
 }

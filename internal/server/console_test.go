@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"regexp"
@@ -501,6 +502,76 @@ func TestConsoleLoginCookie(t *testing.T) {
 	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
 		t.Errorf("POST /login with an unknown token = %d, cookies %v; want 401 and none", resp.StatusCode, resp.Cookies())
 	}
+}
+
+// TestConsoleSessionsShared: sessions live in the database. A session made on one replica works on
+// another and after a restart; the ID is stored only as its hash; logout on one replica ends it on
+// every replica; revoking the token ends its sessions; an expired one is gone.
+func TestConsoleSessionsShared(t *testing.T) {
+	e := newConsoleEnv(t, console.Options{SessionLifetime: time.Hour})
+	b := e.browser()
+	ck := b.login(e.bobTok)
+	other, err := Open(context.Background(), e.dbURL, Options{Now: e.clock.now, RequireSecondPerson: true, Console: &console.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(other.Close)
+	ts := httptest.NewServer(other.Handler())
+	t.Cleanup(ts.Close)
+	b2 := &browser{t: t, base: ts.URL, client: b.client, cookie: ck}
+	if body := b2.must(200, "GET", "/org/proj/stacks", nil); !strings.Contains(body, "dev") {
+		t.Errorf("the session on the second replica does not list stack dev:\n%s", body)
+	}
+
+	var stored int
+	if err := other.db.Pool().QueryRow(context.Background(),
+		`SELECT count(*) FROM svc_console_sessions WHERE id_hash = $1 AND csrf <> ''`, sessionHash(ck.Value)).Scan(&stored); err != nil || stored != 1 {
+		t.Errorf("sessions stored under the hash of the cookie's ID = %d (%v), want 1", stored, err)
+	}
+	var plain int
+	if err := other.db.Pool().QueryRow(context.Background(),
+		`SELECT count(*) FROM svc_console_sessions WHERE encode(id_hash, 'escape') LIKE '%' || $1 || '%'`, ck.Value).Scan(&plain); err != nil || plain != 0 {
+		t.Errorf("sessions holding the cookie's ID itself = %d (%v), want 0", plain, err)
+	}
+
+	// Logout on the second replica ends the session on the first.
+	b2.csrf = csrfOf(t, b2.must(200, "GET", "/org/proj/stacks", nil))
+	b2.must(http.StatusSeeOther, "POST", "/logout", url.Values{"csrf": {b2.csrf}})
+	if resp, _ := b.do("GET", "/org/proj/stacks", nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("GET on the first replica after logout on the second = %d, want 303 to /login", resp.StatusCode)
+	}
+
+	// Revoking the token ends its sessions, on every replica.
+	b.login(e.bobTok)
+	if err := e.srv.db.DeleteToken(context.Background(), "bob"); err != nil {
+		t.Fatal(err)
+	}
+	b2.cookie = b.cookie
+	if resp, _ := b2.do("GET", "/org/proj/stacks", nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("GET after the token was revoked = %d, want 303 to /login", resp.StatusCode)
+	}
+
+	// An expired session is refused, and removed by the next login.
+	b.login(e.readerTok)
+	e.clock.advance(time.Hour)
+	if resp, _ := b.do("GET", "/org/proj/stacks", nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("GET after the session's lifetime = %d, want 303 to /login", resp.StatusCode)
+	}
+	b.login(e.readerTok)
+	var left int
+	if err := other.db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM svc_console_sessions`).Scan(&left); err != nil || left != 1 {
+		t.Errorf("sessions stored after the expired one's lifetime and a new login = %d (%v), want 1", left, err)
+	}
+}
+
+// csrfOf returns the CSRF token of a console page.
+func csrfOf(t *testing.T, body string) string {
+	t.Helper()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("no CSRF field in the page:\n%s", body)
+	}
+	return m[1]
 }
 
 func TestConsoleHeaders(t *testing.T) {

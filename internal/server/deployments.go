@@ -148,7 +148,7 @@ func (s *Server) createDeployments(r *http.Request, c *call) (any, error) {
 			d.Seq = seqs[i]
 			d.CreatedBy = c.user
 			if d.ApprovedBy != "" {
-				d.ApprovedBy = c.user
+				d.ApprovedBy, d.ApprovedAt = c.user, now
 			}
 			d.CreatedAt = d.CreatedAt.UTC()
 			var heartbeat *time.Time
@@ -628,7 +628,7 @@ func (s *Server) transition(ctx context.Context, tx *storage.Tx, org, project, i
 	fields := map[string]any{}
 	switch req.To {
 	case state.StatusApproved:
-		fields["approvedBy"] = next.ApprovedBy
+		fields["approvedBy"], fields["approvedAt"] = next.ApprovedBy, next.ApprovedAt
 		if next.ApprovalComment != "" {
 			fields["approvalComment"] = next.ApprovalComment
 		}

@@ -90,7 +90,7 @@ func TestCreateDeployments(t *testing.T) {
 			want[i].CreatedAt = now
 		}
 	}
-	want[0].HeartbeatAt, want[2].ApprovedBy = now, "alice"
+	want[0].HeartbeatAt, want[2].ApprovedBy, want[2].ApprovedAt = now, "alice", now // the token's name, the server's clock
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("POST deployments answered (-want +got):\n%s", diff)
 	}

@@ -252,6 +252,9 @@ func (s *Server) withConsole(api http.Handler) http.Handler {
 	if opts.Now == nil {
 		opts.Now = s.now
 	}
+	if opts.Sessions == nil {
+		opts.Sessions = consoleSessions{db: s.db}
+	}
 	limit := min(ConsoleBodyLimit, s.maxBody)
 	pages := s.limitBody(limit, http.MaxBytesHandler(console.New(s.ConsoleSource(), opts), limit))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

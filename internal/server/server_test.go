@@ -47,6 +47,8 @@ type env struct {
 	ts    *httptest.Server
 	clock *clock
 	token string
+	// dbURL is the database of srv (a fresh schema), for a second replica or a restart.
+	dbURL string
 }
 
 func newEnv(t *testing.T) *env {
@@ -59,7 +61,8 @@ func newEnvWith(t *testing.T, opts Options) *env {
 	t.Helper()
 	ck := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	opts.Now, opts.MaxBody = ck.now, 1<<20
-	srv, err := Open(context.Background(), postgrestest.FreshSchema(t), opts)
+	dbURL := postgrestest.FreshSchema(t)
+	srv, err := Open(context.Background(), dbURL, opts)
 	if err != nil {
 		t.Fatalf("Open() = %v", err)
 	}
@@ -70,7 +73,7 @@ func newEnvWith(t *testing.T, opts Options) *env {
 	if err != nil {
 		t.Fatalf("CreateToken() = %v", err)
 	}
-	return &env{t: t, srv: srv, ts: ts, clock: ck, token: "token " + tok}
+	return &env{t: t, srv: srv, ts: ts, clock: ck, token: "token " + tok, dbURL: dbURL}
 }
 
 // do sends a request; body is sent as is when []byte or string, else as its JSON.

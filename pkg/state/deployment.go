@@ -35,6 +35,9 @@ type Deployment struct {
 	// MaxMessageBytes of UTF-8 (CheckMessage), recorded by the transition (Transition.Comment).
 	ApprovalComment  string `json:"approvalComment,omitempty"`
 	RejectionComment string `json:"rejectionComment,omitempty"`
+	// ApprovedAt is when it was approved (the approving Transition's At), UTC; zero when it was not, or
+	// when a record older than this field does not say. A rejection's or an abort's time is FinishedAt.
+	ApprovedAt time.Time `json:"approvedAt,omitzero"`
 	// CdkxVersion is the version of the cdkx that created the deployment.
 	CdkxVersion string `json:"cdkxVersion"`
 	// Snapshot is what the deployment runs (the whole assembly and the run's options; see
@@ -270,7 +273,7 @@ type Transition struct {
 	// (To REJECTED); "" for none. Bounded as messages are (CheckMessage); a transition to another status
 	// takes none.
 	Comment string
-	// At is the time of the change: FinishedAt when To is terminal.
+	// At is the time of the change: ApprovedAt when To is APPROVED, FinishedAt when To is terminal.
 	At time.Time
 }
 

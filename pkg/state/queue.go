@@ -97,7 +97,7 @@ func ApplyTransition(d Deployment, t Transition, p Policy) (Deployment, error) {
 	d.Status = t.To
 	switch t.To {
 	case StatusApproved:
-		d.ApprovedBy, d.ApprovalComment = t.By, t.Comment
+		d.ApprovedBy, d.ApprovalComment, d.ApprovedAt = t.By, t.Comment, t.At
 	case StatusRejected:
 		d.RejectedBy, d.RejectionComment = t.By, t.Comment
 	case StatusAborted:

@@ -178,7 +178,7 @@ func TestApplyTransition(t *testing.T) {
 	}{
 		{name: "approve", d: state.Deployment{ID: "a", Status: state.StatusProposed, CreatedBy: "x"},
 			tr:   state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: "y", At: at},
-			want: state.Deployment{ID: "a", Status: state.StatusApproved, CreatedBy: "x", ApprovedBy: "y"}},
+			want: state.Deployment{ID: "a", Status: state.StatusApproved, CreatedBy: "x", ApprovedBy: "y", ApprovedAt: at}},
 		{name: "own approval under the second-person rule", d: state.Deployment{ID: "a", Status: state.StatusProposed, CreatedBy: "x"},
 			tr: state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: "x"},
 			p:  state.Policy{RequireSecondPerson: true}, wantErr: "forbidden"},
@@ -190,7 +190,7 @@ func TestApplyTransition(t *testing.T) {
 			want: state.Deployment{ID: "a", Status: state.StatusAborted, AbortedBy: "y", FinishedAt: at}},
 		{name: "approve with a comment", d: state.Deployment{ID: "a", Status: state.StatusProposed, CreatedBy: "x"},
 			tr:   state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusApproved, By: "y", Comment: "LGTM ✓", At: at},
-			want: state.Deployment{ID: "a", Status: state.StatusApproved, CreatedBy: "x", ApprovedBy: "y", ApprovalComment: "LGTM ✓"}},
+			want: state.Deployment{ID: "a", Status: state.StatusApproved, CreatedBy: "x", ApprovedBy: "y", ApprovalComment: "LGTM ✓", ApprovedAt: at}},
 		{name: "reject with a comment", d: state.Deployment{ID: "a", Status: state.StatusProposed},
 			tr:   state.Transition{From: []state.DeploymentStatus{state.StatusProposed}, To: state.StatusRejected, By: "y", Error: "rejected: no", Comment: "no", At: at},
 			want: state.Deployment{ID: "a", Status: state.StatusRejected, RejectedBy: "y", Error: "rejected: no", RejectionComment: "no", FinishedAt: at}},

@@ -30,7 +30,7 @@ func (c Conn) CreateToken(ctx context.Context, t Token, hash []byte) error {
 	return err
 }
 
-// DeleteToken deletes the token named name; ErrNotFound when there is none.
+// DeleteToken deletes the token named name, and its console sessions; ErrNotFound when there is none.
 func (c Conn) DeleteToken(ctx context.Context, name string) error {
 	tag, err := c.q.Exec(ctx, `DELETE FROM svc_tokens WHERE name = $1`, name)
 	if err != nil {
@@ -39,7 +39,8 @@ func (c Conn) DeleteToken(ctx context.Context, name string) error {
 	if tag.RowsAffected() == 0 {
 		return ErrNotFound
 	}
-	return nil
+	_, err = c.q.Exec(ctx, `DELETE FROM svc_console_sessions WHERE token_name = $1`, name)
+	return err
 }
 
 // Tokens returns every token, by name.

@@ -235,8 +235,8 @@ func TestMigrationsIdempotent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if known != 5 {
-		t.Errorf("knownVersion() = %d, want 5 (the SQLite backend's schema version)", known)
+	if known != 6 {
+		t.Errorf("knownVersion() = %d, want 6 (the SQLite backend's schema version)", known)
 	}
 	want := map[int64]int{0: 1}
 	for v := int64(1); v <= known; v++ {

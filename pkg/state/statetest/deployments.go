@@ -398,7 +398,7 @@ func (c *config) testDeploymentTransitions(t *testing.T, b state.Backend) {
 		t.Fatalf("UpdateDeployment(p, approve) = %v", err)
 	}
 	wantP := *p
-	wantP.Status, wantP.ApprovedBy = state.StatusApproved, "bob@laptop"
+	wantP.Status, wantP.ApprovedBy, wantP.ApprovedAt = state.StatusApproved, "bob@laptop", at(10)
 	c.checkReturned(t, "UpdateDeployment(p, approve)", wantP, got)
 	c.check(t, b, wantP)
 	_, err = b.UpdateDeployment(ctx, "p", approve)
@@ -529,7 +529,7 @@ func (c *config) testDeploymentClaims(t *testing.T, b state.Backend) {
 		t.Fatalf("UpdateDeployment(p0, approve) = %v", err)
 	}
 	wantP0 := *p0
-	wantP0.Status, wantP0.ApprovedBy = state.StatusApproved, "bob@laptop"
+	wantP0.Status, wantP0.ApprovedBy, wantP0.ApprovedAt = state.StatusApproved, "bob@laptop", at(302)
 	err = b.ClaimDeployments(ctx, []string{"w3"}, "ci-8", at(303))
 	c.wantQueuedError(t, "ClaimDeployments(w3) behind approved p0", err, "w3", "web", 1, wantP0)
 	mustClaim(t, b, "ci-8", at(304), "p0")

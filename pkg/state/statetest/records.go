@@ -28,7 +28,7 @@ func (c *config) testReviewComments(t *testing.T, b state.Backend) {
 		t.Fatalf("UpdateDeployment(p, approve with a comment) = %v", err)
 	}
 	wantP := *p
-	wantP.Status, wantP.ApprovedBy, wantP.ApprovalComment = state.StatusApproved, "bob@laptop", comment
+	wantP.Status, wantP.ApprovedBy, wantP.ApprovalComment, wantP.ApprovedAt = state.StatusApproved, "bob@laptop", comment, at(10)
 	c.checkReturned(t, "UpdateDeployment(p, approve with a comment)", wantP, got)
 	c.check(t, b, wantP)
 

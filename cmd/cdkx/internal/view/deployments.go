@@ -85,6 +85,7 @@ type DeploymentJSON struct {
 	ApprovalComment  string      `json:"approvalComment"`
 	RejectionComment string      `json:"rejectionComment"`
 	CreatedAt        *time.Time  `json:"createdAt"`
+	ApprovedAt       *time.Time  `json:"approvedAt"`
 	StartedAt        *time.Time  `json:"startedAt"`
 	FinishedAt       *time.Time  `json:"finishedAt"`
 	Plan             *state.Plan `json:"plan"`
@@ -115,7 +116,7 @@ func DeploymentOf(d *state.Deployment) DeploymentJSON {
 	return DeploymentJSON{ID: d.ID, Stack: d.Stack, Kind: d.Kind, Status: d.Status, Message: d.Message,
 		CreatedBy: d.CreatedBy, ApprovedBy: d.ApprovedBy, RejectedBy: d.RejectedBy, AbortedBy: d.AbortedBy,
 		ApprovalComment: d.ApprovalComment, RejectionComment: d.RejectionComment,
-		CreatedAt: timeOrNil(d.CreatedAt), StartedAt: timeOrNil(d.StartedAt), FinishedAt: timeOrNil(d.FinishedAt),
+		CreatedAt: timeOrNil(d.CreatedAt), ApprovedAt: timeOrNil(d.ApprovedAt), StartedAt: timeOrNil(d.StartedAt), FinishedAt: timeOrNil(d.FinishedAt),
 		Plan: d.Plan, SnapshotHash: d.SnapshotHash, StateVersion: d.StateVersion, Version: d.Version,
 		CdkxVersion: d.CdkxVersion, Runner: d.Runner, Error: d.Error}
 }
@@ -205,7 +206,11 @@ func Deployment(w io.Writer, asJSON bool, d *state.Deployment, events []state.Ev
 	row("Status", string(d.Status))
 	row("Message", d.Message)
 	row("Created", ts(d.CreatedAt)+" by "+d.CreatedBy)
-	row("Approved by", d.ApprovedBy)
+	approved := d.ApprovedBy
+	if approved != "" && !d.ApprovedAt.IsZero() {
+		approved += " at " + ts(d.ApprovedAt)
+	}
+	row("Approved by", approved)
 	row("Approval comment", d.ApprovalComment)
 	row("Rejected by", d.RejectedBy)
 	row("Rejection comment", d.RejectionComment)

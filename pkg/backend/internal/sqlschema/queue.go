@@ -31,9 +31,10 @@ WHERE id = $1 AND status = $2 AND heartbeat_at = $3`
 	SQLClaim = `UPDATE deployments SET status = 'RUNNING', started_at = $3, heartbeat_at = $3, runner = $4
 WHERE id = $1 AND status = $2`
 	// SQLTransition writes what ApplyTransition changed: $1 id, $2 status as read, then the new status,
-	// approved_by, rejected_by, aborted_by, error, finished_at, approval_comment and rejection_comment.
+	// approved_by, rejected_by, aborted_by, error, finished_at, approval_comment, rejection_comment and
+	// approved_at.
 	SQLTransition = `UPDATE deployments SET status = $3, approved_by = $4, rejected_by = $5, aborted_by = $6, error = $7,
-  finished_at = $8, approval_comment = $9, rejection_comment = $10
+  finished_at = $8, approval_comment = $9, rejection_comment = $10, approved_at = $11
 WHERE id = $1 AND status = $2`
 	// SQLRequestAbort records who asks a RUNNING deployment to stop: $1 id, $2 aborted_by.
 	SQLRequestAbort = `UPDATE deployments SET aborted_by = $2 WHERE id = $1 AND status = 'RUNNING'`

@@ -25,7 +25,7 @@ type Rows interface {
 // DeploymentColumns are the columns ScanDeployment reads, in its order, selected FROM deployments (not
 // aliased): every column of the record and its plan, from deployment_payloads; never the snapshot.
 const DeploymentColumns = `id, stack, kind, status, message, seq, created_by, approved_by, rejected_by, aborted_by, ` +
-	`approval_comment, rejection_comment, cdkx_version, snapshot_hash, ` + payloadPlan + `, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error`
+	`approval_comment, rejection_comment, cdkx_version, snapshot_hash, ` + payloadPlan + `, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error, approved_at`
 
 // SnapshotColumn selects, FROM deployments, the deployment's snapshot (NULL when it has none).
 const SnapshotColumn = `(SELECT p.snapshot FROM deployment_payloads AS p WHERE p.id = deployments.id)`
@@ -37,7 +37,7 @@ const payloadPlan = `(SELECT p.plan FROM deployment_payloads AS p WHERE p.id = d
 // the queue's frequent reads — claims, heartbeats — need. A plan of a large stack is megabytes of JSON;
 // decoding it on every heartbeat, under the write lock, would stall the run's own commits.
 const QueueColumns = `id, stack, kind, status, '', seq, created_by, approved_by, rejected_by, aborted_by, ` +
-	`'', '', cdkx_version, snapshot_hash, NULL, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error`
+	`'', '', cdkx_version, snapshot_hash, NULL, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error, approved_at`
 
 // ScanDeployment scans DeploymentColumns (and then extra destinations) into a Deployment. A NULL or empty
 // plan is a nil Plan.
@@ -45,15 +45,16 @@ func ScanDeployment(row Row, extra ...any) (state.Deployment, error) {
 	var d state.Deployment
 	var kind, status string
 	var plan *string
-	var created, started, finished, heartbeat int64
+	var created, started, finished, heartbeat, approved int64
 	dest := append([]any{&d.ID, &d.Stack, &kind, &status, &d.Message, &d.Seq, &d.CreatedBy, &d.ApprovedBy,
 		&d.RejectedBy, &d.AbortedBy, &d.ApprovalComment, &d.RejectionComment, &d.CdkxVersion, &d.SnapshotHash, &plan, &d.StateVersion,
-		&created, &started, &finished, &heartbeat, &d.Runner, &d.Version, &d.Error}, extra...)
+		&created, &started, &finished, &heartbeat, &d.Runner, &d.Version, &d.Error, &approved}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return d, err
 	}
 	d.Kind, d.Status = state.DeploymentKind(kind), state.DeploymentStatus(status)
 	d.CreatedAt, d.StartedAt, d.FinishedAt, d.HeartbeatAt = FromNanos(created), FromNanos(started), FromNanos(finished), FromNanos(heartbeat)
+	d.ApprovedAt = FromNanos(approved)
 	if plan != nil && *plan != "" {
 		d.Plan = new(state.Plan)
 		if err := json.Unmarshal([]byte(*plan), d.Plan); err != nil {
@@ -82,8 +83,8 @@ func ScanDeployments(rows Rows) ([]state.Deployment, error) {
 const (
 	InsertDeployment = `INSERT INTO deployments (id, stack, kind, status, message, seq, created_by, approved_by,
   rejected_by, aborted_by, cdkx_version, snapshot_hash, state_version, created_at, started_at,
-  finished_at, heartbeat_at, runner, version, error, approval_comment, rejection_comment)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
+  finished_at, heartbeat_at, runner, version, error, approval_comment, rejection_comment, approved_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23)`
 	InsertPayload = `INSERT INTO deployment_payloads (id, snapshot, plan) VALUES ($1, $2, $3)`
 )
 
@@ -107,7 +108,7 @@ func DeploymentArgs(d *state.Deployment) (record, payload []any, err error) {
 	record = []any{d.ID, d.Stack, string(d.Kind), string(d.Status), d.Message, d.Seq, d.CreatedBy, d.ApprovedBy,
 		d.RejectedBy, d.AbortedBy, d.CdkxVersion, d.SnapshotHash, d.StateVersion,
 		Nanos(d.CreatedAt), Nanos(d.StartedAt), Nanos(d.FinishedAt), Nanos(d.HeartbeatAt), d.Runner, d.Version, d.Error,
-		d.ApprovalComment, d.RejectionComment}
+		d.ApprovalComment, d.RejectionComment, Nanos(d.ApprovedAt)}
 	if snapshot != nil || plan != nil {
 		payload = []any{d.ID, snapshot, plan}
 	}

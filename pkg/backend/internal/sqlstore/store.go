@@ -108,7 +108,7 @@ func (s *Store) UpdateDeployment(ctx context.Context, id string, t state.Transit
 		}
 		_, err = q.Exec(ctx, sqlschema.SQLTransition, id, string(d.Status), string(out.Status),
 			out.ApprovedBy, out.RejectedBy, out.AbortedBy, out.Error, sqlschema.Nanos(out.FinishedAt),
-			out.ApprovalComment, out.RejectionComment)
+			out.ApprovalComment, out.RejectionComment, sqlschema.Nanos(out.ApprovedAt))
 		return err
 	})
 	if err != nil {
