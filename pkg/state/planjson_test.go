@@ -81,6 +81,9 @@ func TestPlanAppendJSONMatchesEncodingJSON(t *testing.T) {
 		if diff := cmp.Diff(string(want), string(got[len("prefix"):])); diff != "" {
 			t.Errorf("%s: AppendJSON differs from json.Marshal (-want +got):\n%s", tt.name, diff)
 		}
+		if s, err := tt.plan.JSON(); err != nil || s != string(want) {
+			t.Errorf("%s: JSON() = %q, %v; want json.Marshal's %q", tt.name, s, err, want)
+		}
 	}
 }
 
