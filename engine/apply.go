@@ -42,13 +42,21 @@ func Deploy(ctx context.Context, p *planner.Plan, opts Options) (*Result, error)
 	r := &deployRun{run: newRun(ctx, opts), plan: p, outputs: map[string]map[string]resource.Properties{},
 		stackOutputs: map[string]resource.Properties{}, recreated: map[string]bool{}, skipped: map[string]string{},
 		outputRefs: map[string]map[string][]string{}}
+	steps, changes := map[string]int{}, 0
+	for _, s := range p.Steps {
+		steps[s.Stack]++
+		if s.Op != planner.OpSame {
+			changes++
+		}
+	}
+	r.applied = make([]applied, 0, changes) // the most a run remembers: sized once, not grown to twice that
 	for _, name := range p.Stacks {
 		st := p.State[name]
 		if st == nil {
 			st = state.NewStack(name)
 		}
 		r.addStack(st)
-		r.outputs[name] = map[string]resource.Properties{}
+		r.outputs[name] = make(map[string]resource.Properties, steps[name])
 	}
 	for name, st := range p.State {
 		if _, selected := r.ledger.stacks[name]; !selected && st != nil {
@@ -537,7 +545,7 @@ func (r *deployRun) lookup(stack string, t assembly.TokenAt) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: %s: stack %s has no output %q (it has: %s)", t.Path, t.Token, t.StackRef, t.OutputKey, keys(outs))
 		}
-		return resource.Clone(v), nil
+		return v, nil // shared: property values are never changed in place (package resource)
 	}
 	if t.Attr == "" {
 		return nil, fmt.Errorf("%s: %s: a {ref} without attr is resolved only at synth time", t.Path, t.Token)
@@ -550,7 +558,7 @@ func (r *deployRun) lookup(stack string, t assembly.TokenAt) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: %s: resource %s has no output %q (it has: %s)", t.Path, t.Token, t.Ref, t.Attr, keys(outs))
 	}
-	return resource.Clone(v), nil
+	return v, nil
 }
 
 func keys(m map[string]any) string {

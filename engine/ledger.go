@@ -19,7 +19,16 @@ type ledger struct {
 	mu       sync.Mutex
 	stacks   map[string]*state.Stack // guarded by mu, and so is every record in them
 	stateErr error                   // the first failed write; guarded by mu
+
+	aheadMu sync.Mutex
+	ahead   []<-chan error // results of applyAsync's changes not yet seen durable, oldest first; guarded by aheadMu
 }
+
+// maxAhead is how many changes applyAsync lets wait for their commit before it waits for the oldest: the
+// engine outruns the commit pipeline on steps that call nothing (100k Cdkx::Core::Data), and each change
+// queued holds its record change, its event and its request (~300 B: 25 MB at 90k queued) until it is
+// written. At 4,096 the pipeline's batches (512 changes) stay full.
+const maxAhead = 4096
 
 func newLedger(now func() time.Time) *ledger {
 	return &ledger{now: now, stacks: map[string]*state.Stack{}}
@@ -46,9 +55,9 @@ func (l *ledger) failed() error {
 }
 
 // enqueue makes a resource's change visible in memory and queues it with its event: next replaces the
-// record, drop removes it, neither leaves it as it is (only the event is recorded). With wait false the
-// returned channel is nil: nobody waits for the commit (see applyAsync).
-func (l *ledger) enqueue(stack, logicalID string, next *state.Resource, drop bool, e Event, wait bool) <-chan error {
+// record, drop removes it, neither leaves it as it is (only the event is recorded). The channel yields
+// the commit's result.
+func (l *ledger) enqueue(stack, logicalID string, next *state.Resource, drop bool, e Event) <-chan error {
 	now := l.now().UTC()
 	e.Time = now
 	l.mu.Lock()
@@ -63,23 +72,33 @@ func (l *ledger) enqueue(stack, logicalID string, next *state.Resource, drop boo
 		l.stacks[stack].Resources[logicalID] = next
 		changes = []state.Change{{Kind: state.PutResource, Resource: next}}
 	}
-	if !wait {
-		l.commits.send(stack, changes, e)
-		return nil
-	}
 	return l.commits.enqueue(stack, changes, e)
 }
 
 // apply records a change and waits until it is durable.
 func (l *ledger) apply(stack, logicalID string, next *state.Resource, drop bool, e Event) error {
-	return l.wait(l.enqueue(stack, logicalID, next, drop, e, true))
+	return l.wait(l.enqueue(stack, logicalID, next, drop, e))
 }
 
-// applyAsync records a change without waiting: a failure to write it is the pipeline's sticky error, which
-// fails every later write and stops the run (failed). No goroutine waits for it: a large run of instant
-// steps would otherwise hold one per step queued behind the pipeline.
+// applyAsync records a change without waiting for it: a failure to write it is the pipeline's sticky error,
+// which fails every later write and stops the run (failed). No goroutine waits for each change (a large run
+// of instant steps would otherwise hold one per step queued behind the pipeline); the caller waits only
+// when more than maxAhead changes are queued ahead of it, for the oldest, so that what waits for the
+// pipeline stays bounded.
 func (l *ledger) applyAsync(stack, logicalID string, next *state.Resource, drop bool, e Event) {
-	l.enqueue(stack, logicalID, next, drop, e, false)
+	ch := l.enqueue(stack, logicalID, next, drop, e)
+	var oldest <-chan error
+	l.aheadMu.Lock()
+	l.ahead = append(l.ahead, ch)
+	if len(l.ahead) > maxAhead {
+		oldest = l.ahead[0]
+		l.ahead[0] = nil
+		l.ahead = l.ahead[1:]
+	}
+	l.aheadMu.Unlock()
+	if oldest != nil {
+		_ = l.wait(oldest) // a failure is the ledger's from now on (failed)
+	}
 }
 
 // put records a resource's new record and waits until it is durable.

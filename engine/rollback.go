@@ -13,16 +13,16 @@ import (
 
 // applied is one change this run made, kept so that a failed run can undo it.
 type applied struct {
-	stack, logicalID string
-	op               planner.Op
-	dbr              bool            // a delete-before-replace replacement: the old object is gone
-	before           *state.Resource // the record before the change; nil when there was none
+	step   *planner.Step   // the plan's step (its stack and logical ID), shared
+	op     planner.Op      // what the run did
+	dbr    bool            // a delete-before-replace replacement: the old object is gone
+	before *state.Resource // the record before the change; nil when there was none
 }
 
 // remember records a successful change of the run.
 func (r *deployRun) remember(step *planner.Step, op planner.Op, dbr bool, before *state.Resource) {
 	r.mu.Lock()
-	r.applied = append(r.applied, applied{stack: step.Stack, logicalID: step.LogicalID, op: op, dbr: dbr, before: before})
+	r.applied = append(r.applied, applied{step: step, op: op, dbr: dbr, before: before})
 	r.mu.Unlock()
 }
 
@@ -40,17 +40,17 @@ func (r *deployRun) rollback(ctx context.Context, stacks []string) map[string]bo
 	changes := map[string]applied{}
 	r.mu.Lock()
 	for _, a := range r.applied {
-		if !slices.Contains(stacks, a.stack) {
+		if !slices.Contains(stacks, a.step.Stack) {
 			continue
 		}
-		changes[a.stack+"/"+a.logicalID] = a
-		cur := r.ledger.current(a.stack, a.logicalID)
+		changes[a.step.Stack+"/"+a.step.LogicalID] = a
+		cur := r.ledger.current(a.step.Stack, a.step.LogicalID)
 		var deps []string
 		if cur != nil {
 			deps = cur.Dependencies
 		}
-		steps = append(steps, &planner.Step{Decision: planner.Decision{Op: planner.OpDelete}, Stack: a.stack,
-			LogicalID: a.logicalID, Old: cur, Dependencies: deps})
+		steps = append(steps, &planner.Step{Decision: planner.Decision{Op: planner.OpDelete}, Stack: a.step.Stack,
+			LogicalID: a.step.LogicalID, Old: cur, Dependencies: deps})
 	}
 	r.mu.Unlock()
 	for _, s := range stacks {
@@ -87,7 +87,7 @@ func (r *deployRun) rollback(ctx context.Context, stacks []string) map[string]bo
 
 // undo reverts one applied change through the executor.
 func (r *deployRun) undo(ctx context.Context, a applied) error {
-	cur := r.ledger.current(a.stack, a.logicalID)
+	cur := r.ledger.current(a.step.Stack, a.step.LogicalID)
 	if cur == nil {
 		return nil
 	}
@@ -105,7 +105,7 @@ func (r *deployRun) undo(ctx context.Context, a applied) error {
 		}
 		ph := phaseOf(opUpdateRollback)
 		ph.reason, ph.doneReason = "restoring the last applied inputs", "restored"
-		return r.x.run(ctx, newUpdateStep(a.stack, ph, cur, restored.Inputs, &restored, changed, t))
+		return r.x.run(ctx, newUpdateStep(a.step.Stack, ph, cur, restored.Inputs, &restored, changed, t))
 	case a.op == planner.OpReplace && a.dbr:
 		return r.recreate(ctx, t, cur, a)
 	}
@@ -122,7 +122,7 @@ func (r *deployRun) undo(ctx context.Context, a applied) error {
 		restored.Status = string(UpdateRollbackComplete)
 		then, ph.doneReason = &restored, "restored the object from before this run"
 	}
-	return r.x.run(ctx, newDeleteStep(a.stack, ph, cur, then, UpdateRollbackComplete, t))
+	return r.x.run(ctx, newDeleteStep(a.step.Stack, ph, cur, then, UpdateRollbackComplete, t))
 }
 
 // recreate undoes a delete-before-replace replacement: it deletes the new object, then creates an object
@@ -132,23 +132,23 @@ func (r *deployRun) recreate(ctx context.Context, t turn, cur *state.Resource, a
 	schema, _, _ := r.opts.Providers.Schema(a.before.Provider, a.before.Type)
 	for k, ps := range schema.Properties {
 		if _, isFP := resource.FingerprintSalt(a.before.Inputs[k]); ps.WriteOnly && isFP {
-			return r.failWithoutCall(a.stack, a.logicalID, cur.Type, UpdateRollbackFailed,
+			return r.failWithoutCall(a.step.Stack, a.step.LogicalID, cur.Type, UpdateRollbackFailed,
 				fmt.Errorf("cannot re-create the replaced object: its write-only property %q is not kept in state; deploy again", k))
 		}
 	}
 	del := phaseOf(opUpdateRollback)
 	del.reason = "deleting the replacement this run created"
 	del.complete, del.doneReason = UpdateRollbackInProgress, "deleted the replacement"
-	if err := r.x.run(ctx, newDeleteStep(a.stack, del, cur, nil, "", t)); err != nil {
+	if err := r.x.run(ctx, newDeleteStep(a.step.Stack, del, cur, nil, "", t)); err != nil {
 		return err
 	}
 	tmpl := *a.before
 	tmpl.PhysicalID, tmpl.Replaced = "", nil // the create makes a new object
-	if now := r.ledger.current(a.stack, a.logicalID); now != nil {
+	if now := r.ledger.current(a.step.Stack, a.step.LogicalID); now != nil {
 		tmpl.Replaced = now.Replaced
 	}
 	ph := phaseOf(opUpdateRollback)
 	ph.reason, ph.doneReason = "re-creating the object the replacement had deleted", "re-created the object the replacement had deleted"
 	t = turn{serial: r.serialOf(a.before.Provider, a.before.Type, a.before.Inputs, "")}
-	return r.x.run(ctx, newCreateStep(a.stack, ph, &tmpl, a.before.Inputs, nil, t))
+	return r.x.run(ctx, newCreateStep(a.step.Stack, ph, &tmpl, a.before.Inputs, nil, t))
 }

@@ -92,7 +92,7 @@ func walk(ctx context.Context, g *planner.Graph, limit int, visit func(id int) e
 			}
 			start(id)
 		}
-		ready = append(ready[:0], ready[next:]...)
+		ready = ready[next:] // not copied down: 10,000 chains keep ~10,000 ready, and one starts per result
 		if ctx.Err() != nil {
 			for _, id := range ready {
 				if res.outcomes[id] == outcomePending {

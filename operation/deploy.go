@@ -53,18 +53,22 @@ type Deploy struct {
 // assembly), waits for their turn in the stacks' queues (up to the lock timeout), and runs them here: the
 // stacks left unchanged get no deployment and are not run (their resources and outputs stay as
 // recorded). When no stack changes, nothing is recorded or run: the result is nil and the plan is the one
-// made. It returns the deploy's result and the plan it applied. Errors: *QueueTimeoutError, *AbortedError, *state.LockedError (a stack
+// made. It returns the deploy's result (its Stacks with their status and outputs, not their resources)
+// and the plan it applied. Errors: *QueueTimeoutError, *AbortedError, *state.LockedError (a stack
 // is locked past the timeout), *PlanError, *SettleError, a provider's configuration error, or a state
 // error.
 func (d Deploy) Run(ctx context.Context) (*engine.Result, *planner.Plan, error) {
 	var narrowed *planner.Plan
-	ds, plan, err := Record{Env: d.Env, Assembly: d.Assembly, Graph: d.Graph, Selection: d.Selection, Files: d.Files,
+	// Record lets go of the assembly's raw files (~26 MB at 100k) once it has encoded the snapshot, before it
+	// stores it with the plan: the run need not hold them, nor Record while it stores.
+	files := d.Files
+	d.Files = nil
+	ds, plan, err := Record{Env: d.Env, Assembly: d.Assembly, Graph: d.Graph, Selection: d.Selection, Files: files,
 		Status: state.StatusPending, Kind: state.KindDeploy, Refresh: d.Refresh, NoRollback: d.NoRollback,
 		Passphrase: d.Passphrase, RunHere: true, OnPlan: d.OnPlan, Confirm: d.Confirm, narrowed: &narrowed}.Run(ctx)
 	if err != nil || len(ds) == 0 {
 		return nil, plan, err
 	}
-	d.Files = nil // in the recorded snapshot now; the run need not hold the assembly's raw files (~26 MB at 100k)
 	sel, prior := d.Selection, plan
 	if narrowed != nil && len(ds) < len(d.Stacks) {
 		sel.Stacks, prior = narrowed.Stacks, narrowed

@@ -104,6 +104,7 @@ func (r Record) Run(ctx context.Context) ([]*state.Deployment, *planner.Plan, er
 		if data, hash, err = snap.Encode(); err != nil {
 			return nil, nil, err
 		}
+		r.Files = nil // encoded: not held while the deployments are stored (~26 MB at 100k)
 	}
 	recs := PlanRecords(plan)
 	for _, rec := range recs {
@@ -172,6 +173,15 @@ func confirmPlan(confirm func(*planner.Plan) (bool, error), plan *planner.Plan) 
 	return nil
 }
 
+// assetResolver returns a's resolver of asset paths, or nil when a has no assets (none resolves): the
+// engine then hands providers their requests as they are instead of walking every request for paths.
+func assetResolver(a *assembly.Assembly) engine.AssetResolver {
+	if len(a.Assets) == 0 {
+		return nil
+	}
+	return a.ResolveAsset
+}
+
 // execution is one run of recorded deployments under the stacks' locks, after their claim.
 type execution struct {
 	Env
@@ -225,7 +235,7 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 		return nil, nil, fmt.Errorf("%w; nothing was changed", err)
 	}
 	settled, err := (Settle{Env: x.Env, Stacks: st, Names: x.sel.Stacks, Full: x.refresh, deployments: deployments,
-		assets: x.assembly.ResolveAsset}).Run(ctx)
+		assets: assetResolver(x.assembly)}).Run(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,7 +291,7 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 		what.types, what.ids = append(what.types, s.Type), append(what.ids, s.LogicalID)
 	}
 	res, err := x.Env.run(ctx, what, func(opts engine.Options) (*engine.Result, error) {
-		opts.Assets = x.assembly.ResolveAsset
+		opts.Assets = assetResolver(x.assembly)
 		opts.NoRollback = x.noRollback
 		opts.Deployments = deployments
 		opts.Abort = func() string {
@@ -293,9 +303,26 @@ func (x execution) apply(ctx context.Context) (_ *engine.Result, _ *planner.Plan
 		opts.StackContext = x.sess.stackContext
 		x.sess.setPerStack(true)
 		defer x.sess.setPerStack(false)
-		return engine.Deploy(ctx, plan, opts)
+		res, err := engine.Deploy(ctx, plan, opts)
+		if res != nil {
+			res.Stacks = withoutResources(res.Stacks)
+		}
+		return res, err
 	})
 	return res, plan, err
+}
+
+// withoutResources returns stacks with each stack's own fields (status, outputs, dependencies, version)
+// and no resources: what a deploy's caller reads of them (Outputs). The records of a 100k-resource run
+// (~130 MB) are then garbage before the deployments are finished, instead of being held to the end.
+func withoutResources(stacks map[string]*state.Stack) map[string]*state.Stack {
+	out := make(map[string]*state.Stack, len(stacks))
+	for name, st := range stacks {
+		c := *st
+		c.Resources = map[string]*state.Resource{}
+		out[name] = &c
+	}
+	return out
 }
 
 // current returns, under the stacks' locks, the state the run plans against: the state the recorded plan

@@ -18,8 +18,14 @@ import (
 // resource.Sensitive, and enter the digest only through their recorded fingerprint.
 func PlanRecords(p *planner.Plan) map[string]*state.Plan {
 	out := map[string]*state.Plan{}
+	steps := map[string]int{} // each stack's number of steps: its Steps are allocated once
+	for _, s := range append(slices.Clone(p.Steps), p.Deletes...) {
+		if s.Op != planner.OpSame {
+			steps[s.Stack]++
+		}
+	}
 	for _, name := range p.Stacks {
-		out[name] = &state.Plan{Steps: []state.PlanStep{}, Values: true, Reads: readVersions(p, name)}
+		out[name] = &state.Plan{Steps: make([]state.PlanStep, 0, steps[name]), Values: true, Reads: readVersions(p, name)}
 	}
 	for _, s := range append(slices.Clone(p.Steps), p.Deletes...) {
 		rec := out[s.Stack]
@@ -79,11 +85,8 @@ func planStep(s *planner.Step) state.PlanStep {
 	switch s.Op {
 	case planner.OpCreate:
 		ps.Inputs = s.Inputs // shared, not copied (read only): most types have no write-only property
-		for _, prop := range s.Schema.Properties {
-			if prop.WriteOnly {
-				ps.Inputs = resource.Redact(s.Schema, s.Inputs)
-				break
-			}
+		if s.Schema.HasWriteOnly() {
+			ps.Inputs = resource.Redact(s.Schema, s.Inputs)
 		}
 		// Nothing to start from: the resource and op say it all (and a 100k-resource first deploy need not
 		// hash 100k steps).

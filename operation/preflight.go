@@ -48,7 +48,7 @@ func Preflight(ctx context.Context, reg *engine.Registry, plan *planner.Plan) (d
 		// The provider checks what it will be sent: asset paths as this machine's (engine.ResolveAssets).
 		props := s.Inputs
 		if plan.Assembly != nil {
-			props, _ = engine.ResolveAssets(props, plan.Assembly.ResolveAsset)
+			props, _ = engine.ResolveAssets(props, assetResolver(plan.Assembly)) // nil without assets: no walk
 		}
 		resources[s.Provider] = append(resources[s.Provider], resource.PreflightResource{Stack: s.Stack, LogicalID: s.LogicalID,
 			Type: s.Type, Properties: props, Creates: s.Op != planner.OpUpdate})

@@ -97,6 +97,9 @@ func sealSnapshot(a *assembly.Assembly, files map[string][]byte, reg *engine.Reg
 		var secrets [][2]string // logical ID, property
 		for _, r := range s.Resources {
 			schema, _, _ := reg.Schema(r.Provider, r.Type)
+			if !schema.HasWriteOnly() {
+				continue // no secret to look for: no sorted copy of its keys
+			}
 			for _, k := range slices.Sorted(maps.Keys(r.Properties)) {
 				if schema.Properties[k].WriteOnly && r.Properties[k] != nil {
 					secrets = append(secrets, [2]string{r.LogicalID, k})

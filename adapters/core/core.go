@@ -22,7 +22,8 @@ const Name = "cdkx"
 //   - input (any JSON, may be built from tokens): changes update it in place.
 //   - triggersReplace (any JSON, create-only): any change replaces the object (a new id).
 //
-// Outputs: output (a deep copy of input as last applied) and id (a random UUID assigned at create, e.g.
+// Outputs: output (input as last applied: the same value, shared, not a copy, since property values are
+// never changed in place; see package resource) and id (a random UUID assigned at create, e.g.
 // "0f8fad5b-d9cb-469f-a165-70867728950e"; also the physical ID).
 //
 // There is no backing store: the object exists exactly as long as state records it. Read returns the
@@ -100,8 +101,10 @@ func (*Provider) locate(_ context.Context, req resource.CreateRequest) (string, 
 	return "", fmt.Errorf("%s %s: %w", req.Type, req.LogicalID, resource.ErrNotFound)
 }
 
+// outputs returns a new outputs map whose output shares props' input: property values are never changed in
+// place (package resource), and a copy would double the memory each object holds in a large run.
 func outputs(id string, props resource.Properties) resource.Properties {
-	return resource.Properties{"output": resource.Clone(props["input"]), "id": id}
+	return resource.Properties{"output": props["input"], "id": id}
 }
 
 // Preflight has nothing to check: Cdkx::Core::Data needs no credentials and calls no API.

@@ -2,6 +2,12 @@
 //
 // Property values are decoded JSON: nil, bool, string, json.Number, []any and map[string]any. Adapters
 // receive fully resolved values (no tokens, no Unknown) and return outputs of the same shapes.
+//
+// Property values are never changed in place, once decoded or returned: the engine, the planner and
+// adapters share them (a resolved input shares the template's values, Cdkx::Core::Data's output is its
+// input, a dependent's input holds another resource's output) instead of copying them, which at 100,000
+// resources is hundreds of megabytes. Whoever needs a changed value builds a new one (a new map or list on
+// the way to the change, or Clone).
 package resource
 
 import (
@@ -13,6 +19,7 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cdkx-dev/cdkx/pkg/text"
 )
@@ -269,7 +276,30 @@ func CRN(resourceType, physicalID string) string {
 	if !ok {
 		return "crn:cdkx:" + strings.ToLower(resourceType) + "/" + physicalID
 	}
-	return fmt.Sprintf("crn:cdkx:%s:%s:%s/%s", strings.ToLower(p), strings.ToLower(d), strings.ToLower(n), physicalID)
+	for i := range len(resourceType) {
+		if resourceType[i] >= utf8.RuneSelf {
+			return fmt.Sprintf("crn:cdkx:%s:%s:%s/%s", strings.ToLower(p), strings.ToLower(d), strings.ToLower(n), physicalID)
+		}
+	}
+	// ASCII (every type cdkx knows): one allocation, where Sprintf and ToLower make eight (one CRN per object made).
+	var b strings.Builder
+	b.Grow(len("crn:cdkx::://") + len(p) + len(d) + len(n) + len(physicalID))
+	b.WriteString("crn:cdkx:")
+	for i, seg := range [...]string{p, d, n} {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		for j := range len(seg) {
+			c := seg[j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('/')
+	b.WriteString(physicalID)
+	return b.String()
 }
 
 // ErrNotFound is returned (wrapped) by adapters when the object does not exist at the provider.

@@ -2,6 +2,7 @@ package resource
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -141,5 +142,34 @@ func TestProviderErrorMessageIsData(t *testing.T) {
 	}
 	if !strings.HasPrefix(got, `powerdns: POST http://127.0.0.1:8081/api/v1/servers/localhost/zones: 422: no\x1b[2J\nApproved by: mallory!`) {
 		t.Errorf("ProviderError.Error() = %.120q…", got)
+	}
+}
+
+// TestCRNMatchesSegmentsLowerCased: CRN's ASCII path and ParseType's cuts give what splitting the type on
+// "::" and lower-casing each segment gives, side by side on types of every shape.
+func TestCRNMatchesSegmentsLowerCased(t *testing.T) {
+	t.Parallel()
+	old := func(typ, id string) string {
+		parts := strings.Split(typ, "::")
+		if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+			return "crn:cdkx:" + strings.ToLower(typ) + "/" + id
+		}
+		return fmt.Sprintf("crn:cdkx:%s:%s:%s/%s", strings.ToLower(parts[0]), strings.ToLower(parts[1]), strings.ToLower(parts[2]), id)
+	}
+	types := []string{"Cdkx::Core::Data", "PowerDNS::Zone::RecordSet", "a::b::c", "A::B", "A::B::C::D", "::B::C", "A::::C",
+		"A::B::", "A:::B::C", "A::B:::C", "A:x::B::C", "", "NoColons", "Ünï::Cödé::ΣΑΣ", "A::B::C\u00c9", "ABC::DEF::GHI/x",
+		"İ::K::Ω", "A::B::C::", "::::::", "A0-Z_9::b.c::D@E"}
+	for _, typ := range types {
+		for _, id := range []string{"", "0f8fad5b-d9cb-469f-a165-70867728950e", "ID/With:Colons"} {
+			if got, want := CRN(typ, id), old(typ, id); got != want {
+				t.Errorf("CRN(%q, %q) = %q, want %q", typ, id, got, want)
+			}
+		}
+		p, d, n, ok := ParseType(typ)
+		parts := strings.Split(typ, "::")
+		wantOK := len(parts) == 3 && parts[0] != "" && parts[1] != "" && parts[2] != ""
+		if ok != wantOK || (ok && (p != parts[0] || d != parts[1] || n != parts[2])) {
+			t.Errorf("ParseType(%q) = %q, %q, %q, %v; Split gives %q", typ, p, d, n, ok, parts)
+		}
 	}
 }

@@ -137,6 +137,16 @@ func (s Schema) CreateOnly() []string {
 	return out
 }
 
+// HasWriteOnly reports whether any property of the type is write-only (a secret: see StoredInputs).
+func (s Schema) HasWriteOnly() bool {
+	for _, p := range s.Properties {
+		if p.WriteOnly {
+			return true
+		}
+	}
+	return false
+}
+
 // HasOutput reports whether attr is an output attribute of the type ("crn" always is).
 func (s Schema) HasOutput(attr string) bool {
 	return attr == "crn" || slices.Contains(s.Outputs, attr)

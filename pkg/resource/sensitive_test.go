@@ -38,3 +38,21 @@ func TestStoredInputsKeepsNoSecret(t *testing.T) {
 		t.Errorf("Redact password = %v", got)
 	}
 }
+
+func TestSchemaHasWriteOnly(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		schema resource.Schema
+		want   bool
+	}{
+		{"no properties", resource.Schema{}, false},
+		{"none write-only", resource.Schema{Properties: map[string]resource.PropertySchema{"a": {}, "b": {CreateOnly: true}}}, false},
+		{"one write-only", resource.Schema{Properties: map[string]resource.PropertySchema{"a": {}, "password": {WriteOnly: true}}}, true},
+	}
+	for _, tt := range tests {
+		if got := tt.schema.HasWriteOnly(); got != tt.want {
+			t.Errorf("%s: HasWriteOnly() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

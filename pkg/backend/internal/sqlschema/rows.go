@@ -98,11 +98,10 @@ func DeploymentArgs(d *state.Deployment) (record, payload []any, err error) {
 		snapshot = &s
 	}
 	if d.Plan != nil {
-		data, err := json.Marshal(d.Plan)
+		s, err := d.Plan.JSON() // json.Marshal's bytes, without its reflection, its pool or a copy
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode the plan of deployment %q: %w", d.ID, err)
 		}
-		s := string(data)
 		plan = &s
 	}
 	record = []any{d.ID, d.Stack, string(d.Kind), string(d.Status), d.Message, d.Seq, d.CreatedBy, d.ApprovedBy,
