@@ -134,6 +134,7 @@ func (q *Queue[T]) lead(first entry[T]) {
 	batch := make([]entry[T], 0, n+1)
 	batch = append(batch, first)
 	batch = append(batch, q.queue[:n]...)
+	clear(q.queue[:n]) // the array outlives the batch: let its items go with it
 	q.queue = q.queue[n:]
 	q.mu.Unlock()
 
@@ -162,6 +163,7 @@ func (q *Queue[T]) handOff(batch []entry[T]) {
 		return
 	}
 	next := q.queue[0]
+	q.queue[0] = entry[T]{}
 	q.queue = q.queue[1:]
 	q.mu.Unlock()
 	if next.wake != nil {

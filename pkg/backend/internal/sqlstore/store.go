@@ -101,7 +101,7 @@ func idList(ds []*state.Deployment) string {
 func (s *Store) UpdateDeployment(ctx context.Context, id string, t state.Transition) (*state.Deployment, error) {
 	op := fmt.Sprintf("update deployment %s", id)
 	var out state.Deployment
-	err := s.change(ctx, op, id, func(q Querier, d state.Deployment) error {
+	err := s.change(ctx, op, id, sqlschema.DeploymentColumns, func(q Querier, d state.Deployment) error {
 		var err error
 		if out, err = state.ApplyTransition(d, t, s.Policy); err != nil {
 			return err
@@ -122,7 +122,7 @@ func (s *Store) UpdateDeployment(ctx context.Context, id string, t state.Transit
 // when absent.
 func (s *Store) RequestAbort(ctx context.Context, id, by string, at time.Time) (*state.Deployment, error) {
 	var out state.Deployment
-	err := s.change(ctx, fmt.Sprintf("request the abort of deployment %s", id), id, func(q Querier, d state.Deployment) error {
+	err := s.change(ctx, fmt.Sprintf("request the abort of deployment %s", id), id, sqlschema.DeploymentColumns, func(q Querier, d state.Deployment) error {
 		var err error
 		if out, err = state.ApplyAbortRequest(d, by); err != nil {
 			return err
@@ -141,7 +141,8 @@ func (s *Store) RequestAbort(ctx context.Context, id, by string, at time.Time) (
 // *state.TransitionError when it is not RUNNING, *state.ForbiddenError when runner did not claim it,
 // state.ErrNotFound (wrapped) when absent.
 func (s *Store) FinishDeployment(ctx context.Context, id, runner string, status state.DeploymentStatus, finishedAt time.Time, version int64, errMsg string) error {
-	return s.change(ctx, fmt.Sprintf("finish deployment %s", id), id, func(q Querier, d state.Deployment) error {
+	// The queue's columns: the finish checks the status and the runner, and a plan is megabytes to decode.
+	return s.change(ctx, fmt.Sprintf("finish deployment %s", id), id, sqlschema.QueueColumns, func(q Querier, d state.Deployment) error {
 		if err := state.CheckFinish(d, runner, status); err != nil {
 			return err
 		}
@@ -150,15 +151,16 @@ func (s *Store) FinishDeployment(ctx context.Context, id, runner string, status 
 	})
 }
 
-// change runs f in a transaction on deployment id, read and locked (Dialect.RowLock); state.ErrNotFound
+// change runs f in a transaction on deployment id, read (columns: sqlschema.DeploymentColumns, or
+// QueueColumns when f needs neither the plan nor the texts) and locked (Dialect.RowLock); state.ErrNotFound
 // (wrapped) when absent. Errors are op's (queueError).
-func (s *Store) change(ctx context.Context, op, id string, f func(q Querier, d state.Deployment) error) error {
+func (s *Store) change(ctx context.Context, op, id, columns string, f func(q Querier, d state.Deployment) error) error {
 	if err := s.D.Closed(op); err != nil {
 		return err
 	}
 	err := s.D.Tx(ctx, func(q Querier) error {
 		d, err := sqlschema.ScanDeployment(q.QueryRow(ctx,
-			`SELECT `+sqlschema.DeploymentColumns+` FROM deployments WHERE id = $1`+s.D.RowLock(), id))
+			`SELECT `+columns+` FROM deployments WHERE id = $1`+s.D.RowLock(), id))
 		if s.D.NoRows(err) {
 			return fmt.Errorf("deployment %s: %w", id, state.ErrNotFound)
 		}
