@@ -86,8 +86,9 @@ func equal(a, b any) bool {
 // at a time, but for json.Numbers written alike. That is exact because the encoding of an object or a list
 // is made of its parts' encodings, and values of different JSON kinds never encode alike. ok is false when
 // it meets what it cannot answer for: a value of another type, a number JSON cannot hold (NaN, an
-// infinity, a json.Number that is not a JSON number), a string or key that is not valid UTF-8 (encoding
-// would change it).
+// infinity, a json.Number that is not a JSON number), strings or a key that is not valid UTF-8 (encoding
+// would change it). Equal strings and objects whose keys are all equal need no such check: values equal
+// byte for byte encode alike.
 func plainEqual(a, b any) (eq, ok bool) {
 	ka, kb := kindOf(a), kindOf(b)
 	switch {
@@ -109,11 +110,11 @@ func plainEqual(a, b any) (eq, ok bool) {
 			return false, true
 		}
 		for k, xv := range x {
-			if !utf8.ValidString(k) {
-				return false, false
-			}
 			yv, found := y[k]
 			if !found {
+				if !utf8.ValidString(k) {
+					return false, false
+				}
 				return false, true
 			}
 			if eq, ok := plainEqual(xv, yv); !ok || !eq {
@@ -138,6 +139,9 @@ func plainEqual(a, b any) (eq, ok bool) {
 		return a.(bool) == b.(bool), true
 	case stringKind:
 		x, y := a.(string), b.(string)
+		if x == y {
+			return true, true
+		}
 		if !utf8.ValidString(x) || !utf8.ValidString(y) {
 			return false, false
 		}
