@@ -83,13 +83,23 @@ func equal(a, b any) bool {
 // plainEqual compares a and b as resource.Equal does — their canonical JSON encodings — without encoding
 // them: it walks objects and lists itself (a nil map or list encodes as an empty one), compares strings,
 // booleans and null directly, and hands other leaves (numbers, resource.Unknown) to resource.Equal one pair
-// at a time, but for json.Numbers written alike. That is exact because the encoding of an object or a list
+// at a time, but for strings and json.Numbers written alike (equal, whatever they hold). That is exact because the encoding of an object or a list
 // is made of its parts' encodings, and values of different JSON kinds never encode alike. ok is false when
 // it meets what it cannot answer for: a value of another type, a number JSON cannot hold (NaN, an
 // infinity, a json.Number that is not a JSON number), strings or a key that is not valid UTF-8 (encoding
 // would change it). Equal strings and objects whose keys are all equal need no such check: values equal
 // byte for byte encode alike.
 func plainEqual(a, b any) (eq, ok bool) {
+	switch x := a.(type) { // the common leaves, equal as written: no need to know more of them
+	case string:
+		if y, isString := b.(string); isString && x == y {
+			return true, true
+		}
+	case json.Number:
+		if y, isNumber := b.(json.Number); isNumber && x == y {
+			return true, true
+		}
+	}
 	ka, kb := kindOf(a), kindOf(b)
 	switch {
 	case ka == otherKind || kb == otherKind:
@@ -138,19 +148,11 @@ func plainEqual(a, b any) (eq, ok bool) {
 	case boolKind:
 		return a.(bool) == b.(bool), true
 	case stringKind:
-		x, y := a.(string), b.(string)
-		if x == y {
-			return true, true
-		}
+		x, y := a.(string), b.(string) // not equal (above)
 		if !utf8.ValidString(x) || !utf8.ValidString(y) {
 			return false, false
 		}
 		return x == y, true
-	}
-	if x, isNumber := a.(json.Number); isNumber {
-		if y, isNumber := b.(json.Number); isNumber && x == y {
-			return true, true
-		}
 	}
 	return resource.Equal(a, b), true
 }
