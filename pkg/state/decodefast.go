@@ -15,7 +15,7 @@ import (
 
 // recordReaders holds what decodeCommon reads a record with, reset for each record.
 var recordReaders = sync.Pool{New: func() any {
-	rr := &recordReader{}
+	rr := &recordReader{names: map[string]string{}}
 	rr.dec = jsontext.NewDecoder(&rr.src, readerOptions...)
 	return rr
 }}
@@ -23,6 +23,24 @@ var recordReaders = sync.Pool{New: func() any {
 type recordReader struct {
 	src bytes.Reader
 	dec *jsontext.Decoder
+	// names holds strings that recur from record to record, so that they are kept once: the member names
+	// of inputs and outputs, and the values of type, provider and status. At most maxNames.
+	names map[string]string
+}
+
+// maxNames bounds recordReader.names: records whose names never repeat do not grow it past that.
+const maxNames = 1024
+
+// intern returns raw (a string's contents) as a string, the same one as for raw read before.
+func (rr *recordReader) intern(raw []byte) string {
+	if s, ok := rr.names[string(raw)]; ok {
+		return s
+	}
+	s := string(raw)
+	if len(rr.names) < maxNames {
+		rr.names[s] = s
+	}
+	return s
 }
 
 // readerOptions are decodeOptions' options of the syntax (see UnmarshalResource).
@@ -44,10 +62,11 @@ const (
 // decodeCommon decodes a record as UnmarshalResource's general path does, into r without inputs, outputs
 // or dependencies (members it sets are set whole, others left as they are), when it has the
 // common shape: every member named as the encoder writes it, none twice, none but those of a settled
-// resource (no pending operation, no replaced objects), strings where strings belong, inputs and outputs
-// objects (or null) without a repeated name, and updatedAt in UTC as time.Time writes it. It reports
-// false for any other record, having perhaps filled r partly: the general path decides then. It reads
-// the record once, without reflection.
+// resource (no pending operation, no replaced objects), strings where strings belong and written without
+// escapes, inputs and outputs objects (or null) whose objects repeat no member name and write names
+// without escapes, and updatedAt in UTC as time.Time writes it. It reports false for any other record,
+// having perhaps filled r partly: the general path decides then. It reads the record once, without
+// reflection, and keeps recurring strings once (recordReader.names).
 func decodeCommon(data []byte, r *Resource) bool {
 	rr := recordReaders.Get().(*recordReader)
 	defer recordReaders.Put(rr)
@@ -93,24 +112,24 @@ func decodeCommon(data []byte, r *Resource) bool {
 		var ok bool
 		switch bit {
 		case memberLogicalID:
-			r.LogicalID, ok = readString(dec)
+			r.LogicalID, ok = rr.string(false)
 		case memberType:
-			r.Type, ok = readString(dec)
+			r.Type, ok = rr.string(true)
 		case memberProvider:
-			r.Provider, ok = readString(dec)
+			r.Provider, ok = rr.string(true)
 		case memberPhysicalID:
-			r.PhysicalID, ok = readString(dec)
+			r.PhysicalID, ok = rr.string(false)
 		case memberStatus:
-			r.Status, ok = readString(dec)
+			r.Status, ok = rr.string(true)
 		case memberInputs:
-			r.Inputs, ok = readProperties(dec)
+			r.Inputs, ok = rr.properties()
 		case memberOutputs:
-			r.Outputs, ok = readProperties(dec)
+			r.Outputs, ok = rr.properties()
 		case memberDependencies:
-			r.Dependencies, ok = readStrings(dec)
+			r.Dependencies, ok = rr.strings()
 		case memberUpdatedAt:
 			var s string
-			if s, ok = readString(dec); ok {
+			if s, ok = rr.string(false); ok {
 				r.UpdatedAt, ok = utcTime(s)
 			}
 		}
@@ -125,10 +144,10 @@ func decodeCommon(data []byte, r *Resource) bool {
 	return err == io.EOF
 }
 
-// readString reads a string value written without escapes and in valid UTF-8 (others are left to the
-// general path).
-func readString(dec *jsontext.Decoder) (string, bool) {
-	v, err := dec.ReadValue()
+// string reads a string value written without escapes and in valid UTF-8 (others are left to the
+// general path), interned when it is a value that recurs.
+func (rr *recordReader) string(recurs bool) (string, bool) {
+	v, err := rr.dec.ReadValue()
 	if err != nil || v.Kind() != '"' {
 		return "", false
 	}
@@ -136,12 +155,15 @@ func readString(dec *jsontext.Decoder) (string, bool) {
 	if bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
 		return "", false
 	}
+	if recurs {
+		return rr.intern(raw), true
+	}
 	return string(raw), true
 }
 
-// readStrings reads a list of strings, or null (nil).
-func readStrings(dec *jsontext.Decoder) ([]string, bool) {
-	tok, err := dec.ReadToken()
+// strings reads a list of strings, or null (nil).
+func (rr *recordReader) strings() ([]string, bool) {
+	tok, err := rr.dec.ReadToken()
 	if err != nil || tok.Kind() == 'n' {
 		return nil, err == nil
 	}
@@ -149,42 +171,76 @@ func readStrings(dec *jsontext.Decoder) ([]string, bool) {
 		return nil, false
 	}
 	l := []string{}
-	for dec.PeekKind() != ']' {
-		s, ok := readString(dec)
+	for rr.dec.PeekKind() != ']' {
+		s, ok := rr.string(false)
 		if !ok {
 			return nil, false
 		}
 		l = append(l, s)
 	}
-	_, err = dec.ReadToken()
+	_, err = rr.dec.ReadToken()
 	return l, err == nil
 }
 
-// readProperties reads an object without a repeated member name, or null (nil).
-func readProperties(dec *jsontext.Decoder) (resource.Properties, bool) {
-	tok, err := dec.ReadToken()
-	if err != nil || tok.Kind() == 'n' {
+// properties reads an object without a repeated member name, or null (nil).
+func (rr *recordReader) properties() (resource.Properties, bool) {
+	if rr.dec.PeekKind() == 'n' {
+		_, err := rr.dec.ReadToken()
 		return nil, err == nil
 	}
-	if tok.Kind() != '{' {
+	v, ok := rr.value()
+	m, isObject := v.(map[string]any)
+	return m, ok && isObject
+}
+
+// value reads the next value as decodeValue does, but for objects with a repeated member name or a
+// member name written with escapes or not in UTF-8, which it leaves to the general path (ok false).
+// Member names are interned.
+func (rr *recordReader) value() (v any, ok bool) {
+	dec := rr.dec
+	switch dec.PeekKind() {
+	case '{':
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, false
+		}
+		m, members := map[string]any{}, 0
+		for dec.PeekKind() != '}' {
+			name, err := dec.ReadValue()
+			if err != nil || name.Kind() != '"' {
+				return nil, false
+			}
+			raw := name[1 : len(name)-1]
+			if bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+				return nil, false
+			}
+			key := rr.intern(raw) // before the next read voids raw
+			if m[key], ok = rr.value(); !ok {
+				return nil, false
+			}
+			members++
+		}
+		_, err := dec.ReadToken()
+		return m, err == nil && members == len(m)
+	case '[':
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, false
+		}
+		l := []any{}
+		for dec.PeekKind() != ']' {
+			e, ok := rr.value()
+			if !ok {
+				return nil, false
+			}
+			l = append(l, e)
+		}
+		_, err := dec.ReadToken()
+		return l, err == nil
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
 		return nil, false
 	}
-	m, members := resource.Properties{}, 0
-	for dec.PeekKind() != '}' {
-		k, err := dec.ReadToken()
-		if err != nil {
-			return nil, false
-		}
-		key := k.String() // before the next read voids k
-		v, err := decodeValue(dec)
-		if err != nil {
-			return nil, false
-		}
-		m[key] = v
-		members++
-	}
-	_, err = dec.ReadToken()
-	return m, err == nil && members == len(m)
+	return resource.ScalarValue(tok), true
 }
 
 // utcTime parses s when it is a time in UTC exactly as time.Time's MarshalText writes it.
