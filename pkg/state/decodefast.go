@@ -46,18 +46,28 @@ func (rr *recordReader) intern(raw []byte) string {
 // readerOptions are decodeOptions' options of the syntax (see UnmarshalResource).
 var readerOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
-// The members of a record decodeCommon reads, as bits of a set.
-const (
-	memberLogicalID = 1 << iota
-	memberType
-	memberProvider
-	memberPhysicalID
-	memberInputs
-	memberOutputs
-	memberDependencies
-	memberStatus
-	memberUpdatedAt
-)
+// commonMembers are the members of a record decodeCommon reads, by name as the encoder writes it (quoted),
+// each with its bit in the set of members read and how it reads the member's value into r.
+var commonMembers = map[string]struct {
+	bit  int
+	read func(rr *recordReader, r *Resource) (ok bool)
+}{
+	`"logicalId"`:    {1 << 0, func(rr *recordReader, r *Resource) (ok bool) { r.LogicalID, ok = rr.string(false); return ok }},
+	`"type"`:         {1 << 1, func(rr *recordReader, r *Resource) (ok bool) { r.Type, ok = rr.string(true); return ok }},
+	`"provider"`:     {1 << 2, func(rr *recordReader, r *Resource) (ok bool) { r.Provider, ok = rr.string(true); return ok }},
+	`"physicalId"`:   {1 << 3, func(rr *recordReader, r *Resource) (ok bool) { r.PhysicalID, ok = rr.string(false); return ok }},
+	`"inputs"`:       {1 << 4, func(rr *recordReader, r *Resource) (ok bool) { r.Inputs, ok = rr.properties(); return ok }},
+	`"outputs"`:      {1 << 5, func(rr *recordReader, r *Resource) (ok bool) { r.Outputs, ok = rr.properties(); return ok }},
+	`"dependencies"`: {1 << 6, func(rr *recordReader, r *Resource) (ok bool) { r.Dependencies, ok = rr.strings(); return ok }},
+	`"status"`:       {1 << 7, func(rr *recordReader, r *Resource) (ok bool) { r.Status, ok = rr.string(true); return ok }},
+	`"updatedAt"`: {1 << 8, func(rr *recordReader, r *Resource) (ok bool) {
+		s, ok := rr.string(false)
+		if ok {
+			r.UpdatedAt, ok = utcTime(s)
+		}
+		return ok
+	}},
+}
 
 // decodeCommon decodes a record as UnmarshalResource's general path does, into r without inputs, outputs
 // or dependencies (members it sets are set whole, others left as they are), when it has the
@@ -82,58 +92,12 @@ func decodeCommon(data []byte, r *Resource) bool {
 		if err != nil {
 			return false
 		}
-		var bit int
-		switch string(name) {
-		case `"logicalId"`:
-			bit = memberLogicalID
-		case `"type"`:
-			bit = memberType
-		case `"provider"`:
-			bit = memberProvider
-		case `"physicalId"`:
-			bit = memberPhysicalID
-		case `"inputs"`:
-			bit = memberInputs
-		case `"outputs"`:
-			bit = memberOutputs
-		case `"dependencies"`:
-			bit = memberDependencies
-		case `"status"`:
-			bit = memberStatus
-		case `"updatedAt"`:
-			bit = memberUpdatedAt
-		default:
+		m, known := commonMembers[string(name)]
+		if !known || seen&m.bit != 0 {
 			return false
 		}
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		var ok bool
-		switch bit {
-		case memberLogicalID:
-			r.LogicalID, ok = rr.string(false)
-		case memberType:
-			r.Type, ok = rr.string(true)
-		case memberProvider:
-			r.Provider, ok = rr.string(true)
-		case memberPhysicalID:
-			r.PhysicalID, ok = rr.string(false)
-		case memberStatus:
-			r.Status, ok = rr.string(true)
-		case memberInputs:
-			r.Inputs, ok = rr.properties()
-		case memberOutputs:
-			r.Outputs, ok = rr.properties()
-		case memberDependencies:
-			r.Dependencies, ok = rr.strings()
-		case memberUpdatedAt:
-			var s string
-			if s, ok = rr.string(false); ok {
-				r.UpdatedAt, ok = utcTime(s)
-			}
-		}
-		if !ok {
+		seen |= m.bit
+		if !m.read(rr, r) {
 			return false
 		}
 	}
