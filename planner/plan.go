@@ -319,6 +319,7 @@ type predictor struct {
 	blockDone  []chan struct{}       // by block of Order: closed once all its nodes are planned
 	next       atomic.Int64          // the next block of Order no worker has taken
 	block      int                   // nodes of Order a worker takes at a time (planBlock)
+	panicked   atomic.Pointer[any]   // what a worker panicked with first
 }
 
 // planBlock is how many nodes of Order a worker takes at a time.
@@ -354,13 +355,30 @@ func (pr *predictor) run() {
 		var wg sync.WaitGroup
 		for _, w := range workers {
 			wg.Go(func() {
-				for b := int(pr.next.Add(1) - 1); b < blocks; b = int(pr.next.Add(1) - 1) {
-					w.plan(order[b*pr.block : min((b+1)*pr.block, len(order))])
+				take := func() int { return int(pr.next.Add(1) - 1) }
+				b := take()
+				defer func() {
+					// A panic (a schema's CheckChange, say) is the caller's, as it would be without workers:
+					// the other workers are let through the blocks left, then Make panics with it.
+					if v := recover(); v != nil {
+						pr.panicked.CompareAndSwap(nil, &v)
+						for ; b < blocks; b = take() {
+							close(pr.blockDone[b])
+						}
+					}
+				}()
+				for ; b < blocks; b = take() {
+					if pr.panicked.Load() == nil {
+						w.plan(order[b*pr.block : min((b+1)*pr.block, len(order))])
+					}
 					close(pr.blockDone[b])
 				}
 			})
 		}
 		wg.Wait()
+		if v := pr.panicked.Load(); v != nil {
+			panic(*v)
+		}
 	}
 	for _, id := range order {
 		if n := pr.g.Nodes[id]; n.Kind == StackNode {

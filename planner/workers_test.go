@@ -247,3 +247,41 @@ func TestMakeMatchesReference(t *testing.T) {
 		restore()
 	}
 }
+
+// TestMakePanicsAsItsCaller: a panic in a worker (a schema's CheckChange, here) is Make's own, as without
+// workers, whichever worker meets it, and the other workers do not wait for what it left unplanned. Not
+// parallel: it sets the workers' block size.
+func TestMakePanicsAsItsCaller(t *testing.T) {
+	defer planner.PlanInBlocks(1, 4)()
+	panicky := thing
+	panicky.CheckChange = func(old, _ resource.Properties, _ resource.IsUnknownFunc) []resource.FieldError {
+		if old["name"] == "boom" {
+			panic("boom")
+		}
+		return nil
+	}
+	schemas := func(provider, typ string) (resource.Schema, bool, bool) { return panicky, true, typ == panicky.Type }
+	st := state.NewStack("S")
+	a := &assembly.Assembly{Stacks: []*assembly.Stack{{ID: "S", Outputs: map[string]*assembly.Output{}}}}
+	for i := range 50 {
+		id, name := fmt.Sprintf("R%02d", i), fmt.Sprintf("R%02d", i)
+		if i == 20 {
+			name = "boom"
+		}
+		props := resource.Properties{"name": name, "value": "new"}
+		if i > 0 {
+			props["ttl"] = ref(fmt.Sprintf("R%02d", i-1), "id")
+		}
+		a.Stacks[0].Resources = append(a.Stacks[0].Resources, res(id, props))
+		st.Resources[id] = &state.Resource{LogicalID: id, Type: thing.Type, Provider: "fake", PhysicalID: "p-" + id,
+			Inputs: resource.Properties{"name": name, "value": "old"}, Outputs: resource.Properties{"id": "p-" + id}}
+	}
+	var got any
+	func() {
+		defer func() { got = recover() }()
+		planner.Make(planner.Input{Assembly: a, Stacks: []string{"S"}, State: map[string]*state.Stack{"S": st}, Schemas: schemas})
+	}()
+	if got != "boom" {
+		t.Errorf("Make panicked with %v, want boom", got)
+	}
+}
