@@ -297,10 +297,10 @@ func leftBehind(as *assembly.Stack, st *state.Stack) []*state.Resource {
 }
 
 // predictor computes predicted inputs and outputs in graph order. Up to GOMAXPROCS workers plan the
-// nodes, each taking the next block of Order in turn and planning its nodes in Order, once the nodes each
-// reads are planned: its dependencies (a {ref} token is an edge of the graph) and any stack node before
-// it in Order whose outputs it reads. So the steps are those a walk of Order makes, and neighbours in
-// Order, which are mostly neighbours in memory too, are planned together.
+// nodes, each taking the next block of Order in turn and planning its nodes (worker.plan), each once the
+// nodes it reads are planned: its dependencies (a {ref} token is an edge of the graph) and any stack
+// node before it in Order whose outputs it reads. So the steps are those a walk of Order makes, and
+// neighbours in Order, which are mostly neighbours in memory too, are planned together.
 type predictor struct {
 	in      Input
 	g       *Graph
@@ -395,6 +395,16 @@ func (pr *predictor) run() {
 	}
 }
 
+// ready reports whether every dependency of node id is planned (with workers).
+func (pr *predictor) ready(id int) bool {
+	for _, d := range pr.g.deps[id] {
+		if !pr.done[d].Load() {
+			return false
+		}
+	}
+	return true
+}
+
 // wait returns once node id is planned.
 func (pr *predictor) wait(id int) {
 	if pr.done != nil && !pr.done[id].Load() {
@@ -428,35 +438,54 @@ type worker struct {
 	// The last schema looked up: most resources share a few types.
 	lastProvider, last string
 	lastSchema         resource.Schema
+	later              []int // the nodes of a block plan puts off
 	// near holds the resource steps that node nearID-1 depends on, by logical ID, when it has many.
 	near   map[string]*Step
 	nearID int
 }
 
-// plan plans nodes ids, consecutive in Order, in Order.
+// plan plans nodes ids, consecutive in Order, in Order but for those that read a node not planned yet
+// (of a block another worker has): those it plans after the others, once what they read is planned, so
+// that a chain of dependencies across the start of a block does not keep it waiting for the whole block
+// before.
 func (w *worker) plan(ids []int) {
 	pr := w.pr
+	later := w.later[:0]
 	for _, id := range ids {
+		if pr.done != nil && !pr.ready(id) {
+			later = append(later, id)
+			continue
+		}
+		w.planNode(id)
+	}
+	for _, id := range later {
 		for _, d := range pr.g.deps[id] {
 			pr.wait(d)
 		}
-		w.id = id
-		n := pr.g.Nodes[id]
-		switch {
-		case n.Kind == StackNode && pr.sel.IsPartial(n.Stack):
-			pr.outputs[id] = recordedOutputs(pr.in.State[n.Stack])
-		case n.Kind == StackNode:
-			pr.outputs[id] = w.stackOutputs(pr.stacks[n.Stack])
-		default:
-			r := n.resource
-			if r == nil {
-				r = pr.stacks[n.Stack].Resource(n.LogicalID)
-			}
-			n.Step = w.step(r, n.Stack, n.deps)
+		w.planNode(id)
+	}
+	w.later = later
+}
+
+// planNode plans node id, whose dependencies are planned.
+func (w *worker) planNode(id int) {
+	pr := w.pr
+	w.id = id
+	n := pr.g.Nodes[id]
+	switch {
+	case n.Kind == StackNode && pr.sel.IsPartial(n.Stack):
+		pr.outputs[id] = recordedOutputs(pr.in.State[n.Stack])
+	case n.Kind == StackNode:
+		pr.outputs[id] = w.stackOutputs(pr.stacks[n.Stack])
+	default:
+		r := n.resource
+		if r == nil {
+			r = pr.stacks[n.Stack].Resource(n.LogicalID)
 		}
-		if pr.done != nil {
-			pr.done[id].Store(true)
-		}
+		n.Step = w.step(r, n.Stack, n.deps)
+	}
+	if pr.done != nil {
+		pr.done[id].Store(true)
 	}
 }
 
