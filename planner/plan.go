@@ -147,13 +147,9 @@ func Make(in Input) (*Plan, diag.Diagnostics) {
 			pr.replace[keys[i]] = true
 		}
 	}
-	pr.run()
-	p.Steps = make([]*Step, 0, len(g.Nodes))
 	for _, id := range g.Order() {
 		if n := g.Nodes[id]; n.Kind == StackNode {
 			p.Stacks = append(p.Stacks, n.Stack)
-		} else {
-			p.Steps = append(p.Steps, n.Step)
 		}
 	}
 	var recorded []*state.Stack
@@ -162,13 +158,34 @@ func Make(in Input) (*Plan, diag.Diagnostics) {
 			recorded = append(recorded, st)
 		}
 	}
+	// What to delete depends on the assembly and state alone: it is found while the workers plan.
+	var dels []*Step
+	var dds diag.Diagnostics
+	var panicked any
+	deleted := make(chan struct{})
+	go func() {
+		defer close(deleted)
+		defer func() { panicked = recover() }() // Make's own, as without the goroutine
+		dels, dds = deletes(stacks, recorded, sel)
+	}()
+	pr.run()
+	<-deleted
+	if panicked != nil {
+		panic(panicked)
+	}
+	p.Steps = make([]*Step, 0, len(g.Nodes))
+	for _, id := range g.Order() {
+		if n := g.Nodes[id]; n.Kind == ResourceNode {
+			p.Steps = append(p.Steps, n.Step)
+		}
+	}
 	if pr.ds.HasErrors() {
 		ds = append(ds, pr.ds...)
 		ds.Sort()
 		return nil, ds
 	}
 	rank(g)
-	p.Deletes, ds = deletes(stacks, recorded, sel)
+	p.Deletes, ds = dels, dds
 	return p, ds
 }
 
