@@ -1,28 +1,23 @@
 package state
 
 import (
-	"bytes"
-	"io"
+	"encoding/json"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/cdkx-dev/cdkx/pkg/resource"
 )
 
-// recordReaders holds what decodeCommon reads a record with, reset for each record.
-var recordReaders = sync.Pool{New: func() any {
-	rr := &recordReader{names: map[string]string{}}
-	rr.dec = jsontext.NewDecoder(&rr.src, readerOptions...)
-	return rr
-}}
+// recordReaders holds what decodeCommon reads records with.
+var recordReaders = sync.Pool{New: func() any { return &recordReader{names: map[string]string{}} }}
 
+// recordReader reads one record of the common shape (decodeCommon) from data, at i. Its reads report
+// false on anything it leaves to the general path.
 type recordReader struct {
-	src bytes.Reader
-	dec *jsontext.Decoder
+	data []byte
+	i    int
 	// names holds strings that recur from record to record, so that they are kept once: the member names
 	// of inputs and outputs, and the values of type, provider and status. At most maxNames.
 	names map[string]string
@@ -30,6 +25,10 @@ type recordReader struct {
 
 // maxNames bounds recordReader.names: records whose names never repeat do not grow it past that.
 const maxNames = 1024
+
+// maxDepth is the deepest nesting of objects and lists decodeCommon reads; deeper records are left to
+// the general path, which has its own limit.
+const maxDepth = 100
 
 // intern returns raw (a string's contents) as a string, the same one as for raw read before.
 func (rr *recordReader) intern(raw []byte) string {
@@ -43,24 +42,21 @@ func (rr *recordReader) intern(raw []byte) string {
 	return s
 }
 
-// readerOptions are decodeOptions' options of the syntax (see UnmarshalResource).
-var readerOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
-
-// commonMembers are the members of a record decodeCommon reads, by name as the encoder writes it (quoted),
-// each with its bit in the set of members read and how it reads the member's value into r.
+// commonMembers are the members of a record decodeCommon reads, by name as the encoder writes it, each
+// with its bit in the set of members read and how it reads the member's value into r.
 var commonMembers = map[string]struct {
 	bit  int
 	read func(rr *recordReader, r *Resource) (ok bool)
 }{
-	`"logicalId"`:    {1 << 0, func(rr *recordReader, r *Resource) (ok bool) { r.LogicalID, ok = rr.string(false); return ok }},
-	`"type"`:         {1 << 1, func(rr *recordReader, r *Resource) (ok bool) { r.Type, ok = rr.string(true); return ok }},
-	`"provider"`:     {1 << 2, func(rr *recordReader, r *Resource) (ok bool) { r.Provider, ok = rr.string(true); return ok }},
-	`"physicalId"`:   {1 << 3, func(rr *recordReader, r *Resource) (ok bool) { r.PhysicalID, ok = rr.string(false); return ok }},
-	`"inputs"`:       {1 << 4, func(rr *recordReader, r *Resource) (ok bool) { r.Inputs, ok = rr.properties(); return ok }},
-	`"outputs"`:      {1 << 5, func(rr *recordReader, r *Resource) (ok bool) { r.Outputs, ok = rr.properties(); return ok }},
-	`"dependencies"`: {1 << 6, func(rr *recordReader, r *Resource) (ok bool) { r.Dependencies, ok = rr.strings(); return ok }},
-	`"status"`:       {1 << 7, func(rr *recordReader, r *Resource) (ok bool) { r.Status, ok = rr.string(true); return ok }},
-	`"updatedAt"`: {1 << 8, func(rr *recordReader, r *Resource) (ok bool) {
+	"logicalId":    {1 << 0, func(rr *recordReader, r *Resource) (ok bool) { r.LogicalID, ok = rr.string(false); return ok }},
+	"type":         {1 << 1, func(rr *recordReader, r *Resource) (ok bool) { r.Type, ok = rr.string(true); return ok }},
+	"provider":     {1 << 2, func(rr *recordReader, r *Resource) (ok bool) { r.Provider, ok = rr.string(true); return ok }},
+	"physicalId":   {1 << 3, func(rr *recordReader, r *Resource) (ok bool) { r.PhysicalID, ok = rr.string(false); return ok }},
+	"inputs":       {1 << 4, func(rr *recordReader, r *Resource) (ok bool) { r.Inputs, ok = rr.properties(); return ok }},
+	"outputs":      {1 << 5, func(rr *recordReader, r *Resource) (ok bool) { r.Outputs, ok = rr.properties(); return ok }},
+	"dependencies": {1 << 6, func(rr *recordReader, r *Resource) (ok bool) { r.Dependencies, ok = rr.strings(); return ok }},
+	"status":       {1 << 7, func(rr *recordReader, r *Resource) (ok bool) { r.Status, ok = rr.string(true); return ok }},
+	"updatedAt": {1 << 8, func(rr *recordReader, r *Resource) (ok bool) {
 		s, ok := rr.string(false)
 		if ok {
 			r.UpdatedAt, ok = utcTime(s)
@@ -70,26 +66,29 @@ var commonMembers = map[string]struct {
 }
 
 // decodeCommon decodes a record as UnmarshalResource's general path does, into r without inputs, outputs
-// or dependencies (members it sets are set whole, others left as they are), when it has the
-// common shape: every member named as the encoder writes it, none twice, none but those of a settled
-// resource (no pending operation, no replaced objects), strings where strings belong and written without
-// escapes, inputs and outputs objects (or null) whose objects repeat no member name and write names
-// without escapes, and updatedAt in UTC as time.Time writes it. It reports false for any other record,
-// having perhaps filled r partly: the general path decides then. It reads the record once, without
-// reflection, and keeps recurring strings once (recordReader.names).
+// or dependencies (members it sets are set whole, others left as they are), when it has the common
+// shape: every member named as the encoder writes it, none twice, none but those of a settled resource
+// (no pending operation, no replaced objects), strings where strings belong, inputs and outputs objects
+// (or null) whose objects repeat no member name, every string and name written without escapes in valid
+// UTF-8, and updatedAt in UTC as time.Time writes it. It reports false for any other record (and for
+// what is not JSON), having perhaps filled r partly: the general path decides then. It reads the record
+// once, byte by byte, without reflection, and keeps recurring strings once (recordReader.names).
 func decodeCommon(data []byte, r *Resource) bool {
 	rr := recordReaders.Get().(*recordReader)
 	defer recordReaders.Put(rr)
-	rr.src.Reset(data)
-	dec := rr.dec
-	dec.Reset(&rr.src, readerOptions...)
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+	rr.data, rr.i = data, 0
+	defer func() { rr.data = nil }()
+	if !rr.next('{') {
 		return false
 	}
 	seen := 0
-	for dec.PeekKind() != '}' {
-		name, err := dec.ReadValue() // quoted as written: a name written with escapes is left to the general path
-		if err != nil {
+	for first := true; !rr.next('}'); first = false {
+		if !first && !rr.next(',') {
+			return false
+		}
+		rr.space()
+		name, ok := rr.raw()
+		if !ok || !rr.next(':') {
 			return false
 		}
 		m, known := commonMembers[string(name)]
@@ -97,114 +96,183 @@ func decodeCommon(data []byte, r *Resource) bool {
 			return false
 		}
 		seen |= m.bit
+		rr.space()
 		if !m.read(rr, r) {
 			return false
 		}
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return false
-	}
-	_, err := dec.ReadToken() // nothing but white space may follow the record
-	return err == io.EOF
+	rr.space()
+	return rr.i == len(rr.data) // nothing but white space may follow the record
 }
 
-// string reads a string value written without escapes and in valid UTF-8 (others are left to the
-// general path), interned when it is a value that recurs.
+// space skips white space.
+func (rr *recordReader) space() {
+	for rr.i < len(rr.data) {
+		switch rr.data[rr.i] {
+		case ' ', '\t', '\n', '\r':
+			rr.i++
+		default:
+			return
+		}
+	}
+}
+
+// next skips white space and then c, reporting whether c was there (and skips nothing else).
+func (rr *recordReader) next(c byte) bool {
+	rr.space()
+	if rr.i < len(rr.data) && rr.data[rr.i] == c {
+		rr.i++
+		return true
+	}
+	return false
+}
+
+// peek returns the next byte, 0 at the end.
+func (rr *recordReader) peek() byte {
+	if rr.i < len(rr.data) {
+		return rr.data[rr.i]
+	}
+	return 0
+}
+
+// raw reads a string written without escapes and in valid UTF-8 and returns its contents.
+func (rr *recordReader) raw() ([]byte, bool) {
+	if rr.peek() != '"' {
+		return nil, false
+	}
+	start := rr.i + 1
+	for j := start; j < len(rr.data); j++ {
+		switch c := rr.data[j]; {
+		case c == '"':
+			raw := rr.data[start:j]
+			rr.i = j + 1
+			return raw, utf8.Valid(raw)
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// string reads a string value, interned when it is a value that recurs.
 func (rr *recordReader) string(recurs bool) (string, bool) {
-	v, err := rr.dec.ReadValue()
-	if err != nil || v.Kind() != '"' {
+	raw, ok := rr.raw()
+	switch {
+	case !ok:
 		return "", false
-	}
-	raw := v[1 : len(v)-1]
-	if bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
-		return "", false
-	}
-	if recurs {
+	case recurs:
 		return rr.intern(raw), true
 	}
 	return string(raw), true
 }
 
+// literal reads word (true, false or null).
+func (rr *recordReader) literal(word string) bool {
+	if end := rr.i + len(word); end <= len(rr.data) && string(rr.data[rr.i:end]) == word {
+		rr.i += len(word)
+		return true
+	}
+	return false
+}
+
 // strings reads a list of strings, or null (nil).
 func (rr *recordReader) strings() ([]string, bool) {
-	tok, err := rr.dec.ReadToken()
-	if err != nil || tok.Kind() == 'n' {
-		return nil, err == nil
+	if rr.peek() == 'n' {
+		return nil, rr.literal("null")
 	}
-	if tok.Kind() != '[' {
+	if !rr.next('[') {
 		return nil, false
 	}
 	l := []string{}
-	for rr.dec.PeekKind() != ']' {
+	for first := true; !rr.next(']'); first = false {
+		if !first && !rr.next(',') {
+			return nil, false
+		}
+		rr.space()
 		s, ok := rr.string(false)
 		if !ok {
 			return nil, false
 		}
 		l = append(l, s)
 	}
-	_, err = rr.dec.ReadToken()
-	return l, err == nil
+	return l, true
 }
 
-// properties reads an object without a repeated member name, or null (nil).
+// properties reads an object, or null (nil).
 func (rr *recordReader) properties() (resource.Properties, bool) {
-	if rr.dec.PeekKind() == 'n' {
-		_, err := rr.dec.ReadToken()
-		return nil, err == nil
+	if rr.peek() == 'n' {
+		return nil, rr.literal("null")
 	}
-	v, ok := rr.value()
-	m, isObject := v.(map[string]any)
-	return m, ok && isObject
+	if rr.peek() != '{' {
+		return nil, false
+	}
+	v, ok := rr.value(0)
+	m, _ := v.(map[string]any)
+	return m, ok
 }
 
-// value reads the next value as decodeValue does, but for objects with a repeated member name or a
-// member name written with escapes or not in UTF-8, which it leaves to the general path (ok false).
-// Member names are interned.
-func (rr *recordReader) value() (v any, ok bool) {
-	dec := rr.dec
-	switch dec.PeekKind() {
-	case '{':
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, false
-		}
-		m, members := map[string]any{}, 0
-		for dec.PeekKind() != '}' {
-			name, err := dec.ReadValue()
-			if err != nil || name.Kind() != '"' {
+// value reads the value that starts at rr.i as decodeValue would decode it: objects as map[string]any
+// (their member names interned), lists as []any, strings, numbers as json.Number as written, booleans,
+// null. It reports false for an object that repeats a member name and for anything decodeCommon leaves to
+// the general path.
+func (rr *recordReader) value(depth int) (any, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	switch c := rr.peek(); {
+	case c == '{':
+		rr.i++
+		m := map[string]any{}
+		members := 0
+		for first := true; !rr.next('}'); first = false {
+			if !first && !rr.next(',') {
 				return nil, false
 			}
-			raw := name[1 : len(name)-1]
-			if bytes.IndexByte(raw, '\\') >= 0 || !utf8.Valid(raw) {
+			rr.space()
+			name, ok := rr.raw()
+			if !ok || !rr.next(':') {
 				return nil, false
 			}
-			key := rr.intern(raw) // before the next read voids raw
-			if m[key], ok = rr.value(); !ok {
+			key := rr.intern(name)
+			rr.space()
+			if m[key], ok = rr.value(depth + 1); !ok {
 				return nil, false
 			}
 			members++
 		}
-		_, err := dec.ReadToken()
-		return m, err == nil && members == len(m)
-	case '[':
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, false
-		}
+		return m, members == len(m)
+	case c == '[':
+		rr.i++
 		l := []any{}
-		for dec.PeekKind() != ']' {
-			e, ok := rr.value()
+		for first := true; !rr.next(']'); first = false {
+			if !first && !rr.next(',') {
+				return nil, false
+			}
+			rr.space()
+			e, ok := rr.value(depth + 1)
 			if !ok {
 				return nil, false
 			}
 			l = append(l, e)
 		}
-		_, err := dec.ReadToken()
-		return l, err == nil
+		return l, true
+	case c == '"':
+		return rr.string(false)
+	case c == 't':
+		return true, rr.literal("true")
+	case c == 'f':
+		return false, rr.literal("false")
+	case c == 'n':
+		return nil, rr.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		start := rr.i
+		for rr.i < len(rr.data) && strings.IndexByte("+-0123456789.eE", rr.data[rr.i]) >= 0 {
+			rr.i++
+		}
+		n := string(rr.data[start:rr.i])
+		return json.Number(n), resource.IsJSONNumber(n)
 	}
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return nil, false
-	}
-	return resource.ScalarValue(tok), true
+	return nil, false
 }
 
 // utcTime parses s when it is a time in UTC exactly as time.Time's MarshalText writes it.

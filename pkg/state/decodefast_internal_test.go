@@ -20,11 +20,16 @@ import (
 func TestDecodeCommonMatchesGeneral(t *testing.T) {
 	t.Parallel()
 	members := map[string][]string{
-		"logicalId":    {`"A"`, `"Chain1Node2"`, `"a\u00e9"`, `"a\"b"`, "\"a\xffb\"", `null`, `1`},
-		"type":         {`"Cdkx::Core::Data"`, `""`, `["x"]`},
-		"provider":     {`"cdkx"`, `"t"`},
-		"physicalId":   {`"79b1"`, `""`, `null`},
-		"inputs":       {`{"input":{"chain":1,"depth":0,"payload":"v","previous":{"ref":"A","attr":"id"}}}`, `{}`, `null`, `{"k":1,"k":2}`, `{"a":[1,2.50,-3e400,"s",true,false,null,{}]}`, `[1]`, `"s"`},
+		"logicalId":  {`"A"`, `"Chain1Node2"`, `"a\u00e9"`, `"a\"b"`, "\"a\xffb\"", `null`, `1`},
+		"type":       {`"Cdkx::Core::Data"`, `""`, `["x"]`},
+		"provider":   {`"cdkx"`, `"t"`},
+		"physicalId": {`"79b1"`, `""`, `null`},
+		"inputs": {`{"input":{"chain":1,"depth":0,"payload":"v","previous":{"ref":"A","attr":"id"}}}`, `{}`, `null`, `{"k":1,"k":2}`,
+			`{"a":[1,2.50,-3e400,"s",true,false,null,{}]}`, `[1]`, `"s"`, `{ "a" : [ 1 , { } ] , "b" : null }`,
+			`{"n":[0,-0,1e5,1E+5,1.5e-3,-12.25E-2,123456789012345678901234567890]}`, `{"n":01}`, `{"n":1.}`, `{"n":.5}`, `{"n":-}`, `{"n":1e}`, `{"n":+1}`, `{"n":1x}`,
+			`{"s":["\u00e9","a\\b","\t"]}`, `{"s":["é","` + "\U0001F600" + `"]}`, `{"s":"` + "\t" + `"}`, `{"s":"` + "\xff" + `"}`,
+			`{"lit":[true,false,null]}`, `{"lit":tru}`, `{"lit":nul}`, `{"lit":truex}`, `{"a":1,}`, `{"a" 1}`, `{"x":{"y":{"z":{"w":[[[[]]]]}}}}`,
+			`{"` + "\u00e9" + `":1,"\u00e9":2}`, `{"k":"v"}x`, "{\"f\":\f1}"},
 		"outputs":      {`{"crn":"crn:x","id":"79b1","output":{"a":1}}`, `{}`, `null`, `{"x":{"y":1},"x":{"z":2}}`},
 		"dependencies": {`["B","C"]`, `[]`, `null`, `["B",1]`, `"B"`},
 		"status":       {`"CREATE_COMPLETE"`, `"UPDATE_IN_PROGRESS"`},
