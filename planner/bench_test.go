@@ -178,3 +178,21 @@ func BenchmarkSelectChainedStacks(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMakeNoOpPlan measures Make alone on the assembly and state of BenchmarkMakeNoOp, reusing one
+// graph: the planning a no-op `cdkx diff` does after validation, on its critical path.
+func BenchmarkMakeNoOpPlan(b *testing.B) {
+	const n = 100000
+	a, st := dataChains(n)
+	g, ds := planner.BuildGraph(a, []string{"Bench"})
+	if ds.HasErrors() {
+		b.Fatal(ds.Err())
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		p, ds := planner.Make(planner.Input{Assembly: a, Stacks: []string{"Bench"}, State: st, Schemas: dataLookup, Graph: g})
+		if ds.HasErrors() || len(p.Steps) != n || p.HasChanges() {
+			b.Fatalf("Make: %v, %d steps, changes %v", ds.Err(), len(p.Steps), p.HasChanges())
+		}
+	}
+}

@@ -83,12 +83,23 @@ func equal(a, b any) bool {
 // plainEqual compares a and b as resource.Equal does — their canonical JSON encodings — without encoding
 // them: it walks objects and lists itself (a nil map or list encodes as an empty one), compares strings,
 // booleans and null directly, and hands other leaves (numbers, resource.Unknown) to resource.Equal one pair
-// at a time, but for json.Numbers written alike. That is exact because the encoding of an object or a list
+// at a time, but for strings and json.Numbers written alike (equal, whatever they hold). That is exact because the encoding of an object or a list
 // is made of its parts' encodings, and values of different JSON kinds never encode alike. ok is false when
 // it meets what it cannot answer for: a value of another type, a number JSON cannot hold (NaN, an
-// infinity, a json.Number that is not a JSON number), a string or key that is not valid UTF-8 (encoding
-// would change it).
+// infinity, a json.Number that is not a JSON number), strings or a key that is not valid UTF-8 (encoding
+// would change it). Equal strings and objects whose keys are all equal need no such check: values equal
+// byte for byte encode alike.
 func plainEqual(a, b any) (eq, ok bool) {
+	switch x := a.(type) { // the common leaves, equal as written: no need to know more of them
+	case string:
+		if y, isString := b.(string); isString && x == y {
+			return true, true
+		}
+	case json.Number:
+		if y, isNumber := b.(json.Number); isNumber && x == y {
+			return true, true
+		}
+	}
 	ka, kb := kindOf(a), kindOf(b)
 	switch {
 	case ka == otherKind || kb == otherKind:
@@ -109,11 +120,11 @@ func plainEqual(a, b any) (eq, ok bool) {
 			return false, true
 		}
 		for k, xv := range x {
-			if !utf8.ValidString(k) {
-				return false, false
-			}
 			yv, found := y[k]
 			if !found {
+				if !utf8.ValidString(k) {
+					return false, false
+				}
 				return false, true
 			}
 			if eq, ok := plainEqual(xv, yv); !ok || !eq {
@@ -137,16 +148,11 @@ func plainEqual(a, b any) (eq, ok bool) {
 	case boolKind:
 		return a.(bool) == b.(bool), true
 	case stringKind:
-		x, y := a.(string), b.(string)
+		x, y := a.(string), b.(string) // not equal (above)
 		if !utf8.ValidString(x) || !utf8.ValidString(y) {
 			return false, false
 		}
 		return x == y, true
-	}
-	if x, isNumber := a.(json.Number); isNumber {
-		if y, isNumber := b.(json.Number); isNumber && x == y {
-			return true, true
-		}
 	}
 	return resource.Equal(a, b), true
 }
@@ -180,7 +186,7 @@ func kindOf(v any) jsonKind {
 	case resource.Unknown:
 		return unknownKind
 	case json.Number:
-		if isJSONNumber(string(x)) {
+		if resource.IsJSONNumber(string(x)) {
 			return numberKind
 		}
 	case float64:
@@ -195,40 +201,6 @@ func kindOf(v any) jsonKind {
 		return numberKind
 	}
 	return otherKind
-}
-
-// isJSONNumber reports whether s is a number as JSON writes it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
-func isJSONNumber(s string) bool {
-	s, _ = strings.CutPrefix(s, "-")
-	digits := func() bool { // consumes one or more digits
-		n := 0
-		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
-			n++
-		}
-		s = s[n:]
-		return n > 0
-	}
-	switch {
-	case strings.HasPrefix(s, "0"):
-		s = s[1:]
-	case !digits():
-		return false
-	}
-	if rest, ok := strings.CutPrefix(s, "."); ok {
-		if s = rest; !digits() {
-			return false
-		}
-	}
-	if len(s) > 0 && (s[0] == 'e' || s[0] == 'E') {
-		s = s[1:]
-		if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
-			s = s[1:]
-		}
-		if !digits() {
-			return false
-		}
-	}
-	return s == ""
 }
 
 func withDefault(v, def any) any {

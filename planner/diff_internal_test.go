@@ -27,7 +27,7 @@ func TestEqualMatchesResourceEqual(t *testing.T) {
 		case k == 0 && depth < 3:
 			m := map[string]any{}
 			for range r.IntN(3) {
-				m[[]string{"a", "b", "\xfe"}[r.IntN(3)]] = value(r, depth+1)
+				m[[]string{"a", "b", "\xfe", "\xff", "\ufffd"}[r.IntN(5)]] = value(r, depth+1)
 			}
 			return m
 		case k == 1 && depth < 3:

@@ -4,8 +4,11 @@ package planner
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
@@ -128,8 +131,7 @@ func Make(in Input) (*Plan, diag.Diagnostics) {
 		}
 	}
 	p := &Plan{Graph: g, Outputs: map[string]resource.Properties{}, Assembly: in.Assembly, State: in.State, Selection: sel}
-	pr := &predictor{in: in, stacks: stacks, steps: map[string]map[string]*Step{}, plan: p, replace: map[string]bool{},
-		slab: make([]Step, 0, len(g.Nodes))}
+	pr := &predictor{in: in, g: g, stacks: stacks, sel: sel, plan: p, replace: map[string]bool{}, slab: make([]Step, len(g.Nodes))}
 	if len(in.Replace) > 0 {
 		var keys []string
 		for _, n := range g.Nodes {
@@ -145,24 +147,9 @@ func Make(in Input) (*Plan, diag.Diagnostics) {
 			pr.replace[keys[i]] = true
 		}
 	}
-	p.Steps = make([]*Step, 0, len(g.Nodes))
 	for _, id := range g.Order() {
-		n := g.Nodes[id]
-		switch n.Kind {
-		case StackNode:
+		if n := g.Nodes[id]; n.Kind == StackNode {
 			p.Stacks = append(p.Stacks, n.Stack)
-			if sel.IsPartial(n.Stack) {
-				p.Outputs[n.Stack] = recordedOutputs(in.State[n.Stack])
-			} else {
-				p.Outputs[n.Stack] = pr.stackOutputs(stacks[n.Stack])
-			}
-		case ResourceNode:
-			r := n.resource
-			if r == nil {
-				r = stacks[n.Stack].Resource(n.LogicalID)
-			}
-			n.Step = pr.step(r, n.Stack, n.deps)
-			p.Steps = append(p.Steps, n.Step)
 		}
 	}
 	var recorded []*state.Stack
@@ -171,13 +158,34 @@ func Make(in Input) (*Plan, diag.Diagnostics) {
 			recorded = append(recorded, st)
 		}
 	}
+	// What to delete depends on the assembly and state alone: it is found while the workers plan.
+	var dels []*Step
+	var dds diag.Diagnostics
+	var panicked any
+	deleted := make(chan struct{})
+	go func() {
+		defer close(deleted)
+		defer func() { panicked = recover() }() // Make's own, as without the goroutine
+		dels, dds = deletes(stacks, recorded, sel)
+	}()
+	pr.run()
+	<-deleted
+	if panicked != nil {
+		panic(panicked)
+	}
+	p.Steps = make([]*Step, 0, len(g.Nodes))
+	for _, id := range g.Order() {
+		if n := g.Nodes[id]; n.Kind == ResourceNode {
+			p.Steps = append(p.Steps, n.Step)
+		}
+	}
 	if pr.ds.HasErrors() {
 		ds = append(ds, pr.ds...)
 		ds.Sort()
 		return nil, ds
 	}
 	rank(g)
-	p.Deletes, ds = deletes(stacks, recorded, sel)
+	p.Deletes, ds = dels, dds
 	return p, ds
 }
 
@@ -305,86 +313,241 @@ func leftBehind(as *assembly.Stack, st *state.Stack) []*state.Resource {
 	return out
 }
 
-// predictor computes predicted inputs and outputs in graph order.
+// predictor computes predicted inputs and outputs in graph order. Up to GOMAXPROCS workers plan the
+// nodes, each taking the next block of Order in turn and planning its nodes (worker.plan), each once the
+// nodes it reads are planned: its dependencies (a {ref} token is an edge of the graph) and any stack
+// node before it in Order whose outputs it reads. So the steps are those a walk of Order makes, and
+// neighbours in Order, which are mostly neighbours in memory too, are planned together.
 type predictor struct {
 	in      Input
+	g       *Graph
 	stacks  map[string]*assembly.Stack
+	sel     *Selection
 	plan    *Plan
-	slab    []Step                      // where step stores steps: one allocation for all of them
-	steps   map[string]map[string]*Step // by stack, by logical ID
-	replace map[string]bool             // keys forced to be replaced (--replace)
-	// ds are the errors of the schemas' CheckChange on updates.
+	slab    []Step          // the step of resource node id is slab[id]: one allocation for all of them
+	replace map[string]bool // keys forced to be replaced (--replace)
+	// ds are the errors of the schemas' CheckChange on updates, in graph order.
 	ds diag.Diagnostics
 
-	// The last stack's steps and the last schema looked up: resources come stack by stack, and most of
-	// them share a few types.
-	lastStack          string
-	lastSteps          map[string]*Step
+	pos        []int32               // by node ID: its position in Order
+	stackNodes map[string]int        // stack ID → the ID of its stack node in g
+	outputs    []resource.Properties // by node ID: the predicted outputs of a stack node
+	done       []atomic.Bool         // by node ID: planned
+	blockDone  []chan struct{}       // by block of Order: closed once all its nodes are planned
+	next       atomic.Int64          // the next block of Order no worker has taken
+	block      int                   // nodes of Order a worker takes at a time (planBlock)
+	panicked   atomic.Pointer[any]   // what a worker panicked with first
+}
+
+// planBlock is how many nodes of Order a worker takes at a time.
+var planBlock = 256
+
+// run plans every node of pr.g: the Step of each resource node, the predicted outputs of each stack node
+// (the recorded ones for a stack pr.sel covers only partly) in pr.plan.Outputs, and pr.ds.
+func (pr *predictor) run() {
+	order := pr.g.Order()
+	pr.pos = make([]int32, len(pr.g.Nodes))
+	pr.stackNodes = map[string]int{}
+	for i, id := range order {
+		pr.pos[id] = int32(i)
+		if n := pr.g.Nodes[id]; n.Kind == StackNode {
+			pr.stackNodes[n.Stack] = id
+		}
+	}
+	pr.outputs = make([]resource.Properties, len(pr.g.Nodes))
+	pr.block = planBlock
+	blocks := (len(order) + pr.block - 1) / pr.block
+	workers := make([]*worker, max(1, min(runtime.GOMAXPROCS(0), blocks)))
+	for i := range workers {
+		workers[i] = &worker{pr: pr}
+	}
+	if len(workers) == 1 {
+		workers[0].plan(order)
+	} else {
+		pr.done = make([]atomic.Bool, len(pr.g.Nodes))
+		pr.blockDone = make([]chan struct{}, blocks)
+		for i := range pr.blockDone {
+			pr.blockDone[i] = make(chan struct{})
+		}
+		var wg sync.WaitGroup
+		for _, w := range workers {
+			wg.Go(func() {
+				take := func() int { return int(pr.next.Add(1) - 1) }
+				b := take()
+				defer func() {
+					// A panic (a schema's CheckChange, say) is the caller's, as it would be without workers:
+					// the other workers are let through the blocks left, then Make panics with it.
+					if v := recover(); v != nil {
+						pr.panicked.CompareAndSwap(nil, &v)
+						for ; b < blocks; b = take() {
+							close(pr.blockDone[b])
+						}
+					}
+				}()
+				for ; b < blocks; b = take() {
+					if pr.panicked.Load() == nil {
+						w.plan(order[b*pr.block : min((b+1)*pr.block, len(order))])
+					}
+					close(pr.blockDone[b])
+				}
+			})
+		}
+		wg.Wait()
+		if v := pr.panicked.Load(); v != nil {
+			panic(*v)
+		}
+	}
+	for _, id := range order {
+		if n := pr.g.Nodes[id]; n.Kind == StackNode {
+			pr.plan.Outputs[n.Stack] = pr.outputs[id]
+		}
+	}
+	var found []placed
+	for _, w := range workers {
+		found = append(found, w.ds...)
+	}
+	slices.SortStableFunc(found, func(a, b placed) int { return int(a.pos - b.pos) })
+	for _, f := range found {
+		pr.ds = append(pr.ds, f.d)
+	}
+}
+
+// ready reports whether every dependency of node id is planned (with workers).
+func (pr *predictor) ready(id int) bool {
+	for _, d := range pr.g.deps[id] {
+		if !pr.done[d].Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// wait returns once node id is planned.
+func (pr *predictor) wait(id int) {
+	if pr.done != nil && !pr.done[id].Load() {
+		<-pr.blockDone[int(pr.pos[id])/pr.block]
+	}
+}
+
+// planned returns the predicted outputs of stack when its stack node comes before node id in Order (and
+// so is planned before it), after waiting for them.
+func (pr *predictor) planned(stack string, id int) (resource.Properties, bool) {
+	sn, ok := pr.stackNodes[stack]
+	if !ok || pr.pos[sn] >= pr.pos[id] {
+		return nil, false
+	}
+	pr.wait(sn)
+	return pr.outputs[sn], true
+}
+
+// placed is a diagnostic of the node at position pos of the graph's Order.
+type placed struct {
+	pos int32
+	d   diag.Diagnostic
+}
+
+// worker plans resources of a predictor, one at a time; workers share nothing they write but the steps
+// of their own nodes.
+type worker struct {
+	pr *predictor
+	ds []placed
+	id int // the node being planned
+	// The last schema looked up: most resources share a few types.
 	lastProvider, last string
 	lastSchema         resource.Schema
+	later              []int // the nodes of a block plan puts off
+	// near holds the resource steps that node nearID-1 depends on, by logical ID, when it has many.
+	near   map[string]*Step
+	nearID int
 }
 
-// stackSteps returns the steps of stack planned so far (an empty map to fill when there are none).
-func (pr *predictor) stackSteps(stack string) map[string]*Step {
-	if pr.lastSteps == nil || pr.lastStack != stack {
-		if pr.steps[stack] == nil {
-			size := 0
-			if as := pr.stacks[stack]; as != nil {
-				size = len(as.Resources)
-			}
-			pr.steps[stack] = make(map[string]*Step, size)
+// plan plans nodes ids, consecutive in Order, in Order but for those that read a node not planned yet
+// (of a block another worker has): those it plans after the others, once what they read is planned, so
+// that a chain of dependencies across the start of a block does not keep it waiting for the whole block
+// before.
+func (w *worker) plan(ids []int) {
+	pr := w.pr
+	later := w.later[:0]
+	for _, id := range ids {
+		if pr.done != nil && !pr.ready(id) {
+			later = append(later, id)
+			continue
 		}
-		pr.lastStack, pr.lastSteps = stack, pr.steps[stack]
+		w.planNode(id)
 	}
-	return pr.lastSteps
+	for _, id := range later {
+		for _, d := range pr.g.deps[id] {
+			pr.wait(d)
+		}
+		w.planNode(id)
+	}
+	w.later = later
 }
 
-func (pr *predictor) schema(provider, typ string) resource.Schema {
-	if provider != pr.lastProvider || typ != pr.last || pr.lastSchema.Type == "" {
-		pr.lastSchema, _, _ = pr.in.Schemas(provider, typ)
-		pr.lastProvider, pr.last = provider, typ
+// planNode plans node id, whose dependencies are planned.
+func (w *worker) planNode(id int) {
+	pr := w.pr
+	w.id = id
+	n := pr.g.Nodes[id]
+	switch {
+	case n.Kind == StackNode && pr.sel.IsPartial(n.Stack):
+		pr.outputs[id] = recordedOutputs(pr.in.State[n.Stack])
+	case n.Kind == StackNode:
+		pr.outputs[id] = w.stackOutputs(pr.stacks[n.Stack])
+	default:
+		r := n.resource
+		if r == nil {
+			r = pr.stacks[n.Stack].Resource(n.LogicalID)
+		}
+		n.Step = w.step(r, n.Stack, n.deps)
 	}
-	return pr.lastSchema
+	if pr.done != nil {
+		pr.done[id].Store(true)
+	}
 }
 
-// step plans resource r of stack; deps are its direct dependencies (ResourceDependencies), or nil to
-// compute them.
-func (pr *predictor) step(r *assembly.Resource, stack string, deps []string) *Step {
-	schema := pr.schema(r.Provider, r.Type)
+func (w *worker) schema(provider, typ string) resource.Schema {
+	if provider != w.lastProvider || typ != w.last || w.lastSchema.Type == "" {
+		w.lastSchema, _, _ = w.pr.in.Schemas(provider, typ)
+		w.lastProvider, w.last = provider, typ
+	}
+	return w.lastSchema
+}
+
+// step plans resource r of stack, node w.id; deps are its direct dependencies (ResourceDependencies), or
+// nil to compute them.
+func (w *worker) step(r *assembly.Resource, stack string, deps []string) *Step {
+	schema := w.schema(r.Provider, r.Type)
 	var old *state.Resource
-	if st := pr.in.State[stack]; st != nil {
+	if st := w.pr.in.State[stack]; st != nil {
 		old = st.Resources[r.LogicalID]
 	}
 	if deps == nil {
 		deps = ResourceDependencies(r)
 	}
-	inputs, ok := pr.resolve(stack, r.Properties).(map[string]any)
+	inputs, ok := w.resolve(stack, r.Properties).(map[string]any)
 	if !ok || inputs == nil {
 		inputs = map[string]any{}
 	}
-	if len(pr.slab) == cap(pr.slab) {
-		pr.slab = make([]Step, 0, 64)
-	}
-	pr.slab = append(pr.slab, Step{Stack: stack, LogicalID: r.LogicalID, Type: r.Type, Provider: r.Provider, Resource: r,
-		Schema: schema, Old: old, Inputs: inputs, Dependencies: deps})
-	s := &pr.slab[len(pr.slab)-1]
+	s := &w.pr.slab[w.id]
+	*s = Step{Stack: stack, LogicalID: r.LogicalID, Type: r.Type, Provider: r.Provider, Resource: r,
+		Schema: schema, Old: old, Inputs: inputs, Dependencies: deps}
 	s.Decision = Decide(schema, old, r.Type, r.Provider, s.Inputs, r.Metadata)
-	if len(pr.replace) > 0 && pr.replace[s.Key()] {
+	if len(w.pr.replace) > 0 && w.pr.replace[s.Key()] {
 		s.ForceReplace = true
 		s.Decision = ForceReplace(schema, s.Decision, r.Metadata)
 	}
 	if s.Op == OpUpdate && schema.CheckChange != nil {
-		pr.checkChange(s)
+		w.checkChange(s)
 	}
-	pr.stackSteps(stack)[r.LogicalID] = s
 	return s
 }
 
-// checkChange adds to pr.ds the errors of the schema's CheckChange on update s, at the resource's file
+// checkChange adds to w.ds the errors of the schema's CheckChange on update s, at the resource's file
 // and JSON path, as validation reports them.
-func (pr *predictor) checkChange(s *Step) {
+func (w *worker) checkChange(s *Step) {
 	file := ""
-	if as := pr.stacks[s.Stack]; as != nil {
+	if as := w.pr.stacks[s.Stack]; as != nil {
 		file = as.File
 	}
 	props := s.Resource.Path + ".properties"
@@ -393,18 +556,20 @@ func (pr *predictor) checkChange(s *Step) {
 		if fe.Path != "" {
 			at = assembly.JoinPath(props, fe.Path)
 		}
-		pr.ds.Errorf(file, at, "%s", fe.Message)
+		var ds diag.Diagnostics
+		ds.Errorf(file, at, "%s", fe.Message)
+		w.ds = append(w.ds, placed{pos: w.pr.pos[w.id], d: ds[0]})
 	}
 }
 
 // isUnknown is the resource.IsUnknownFunc of predicted inputs: a value known only at deploy.
 func isUnknown(v any) bool { return resource.ContainsUnknown(v) }
 
-// resolve returns a copy of v with each token replaced by its predicted value, or by resource.Unknown when
-// it cannot be predicted.
-func (pr *predictor) resolve(stack string, v any) any {
+// resolve returns a copy of v, a value of node w.id of stack, with each token replaced by its predicted
+// value, or by resource.Unknown when it cannot be predicted.
+func (w *worker) resolve(stack string, v any) any {
 	if t, ok := assembly.AsToken(v); ok {
-		if val, known := pr.token(stack, t); known {
+		if val, known := w.token(stack, t); known {
 			return val
 		}
 		return resource.Unknown{}
@@ -413,32 +578,32 @@ func (pr *predictor) resolve(stack string, v any) any {
 	case map[string]any:
 		m := make(map[string]any, len(v))
 		for k, e := range v {
-			m[k] = pr.resolve(stack, e)
+			m[k] = w.resolve(stack, e)
 		}
 		return m
 	case []any:
 		l := make([]any, len(v))
 		for i, e := range v {
-			l[i] = pr.resolve(stack, e)
+			l[i] = w.resolve(stack, e)
 		}
 		return l
 	}
 	return v
 }
 
-func (pr *predictor) token(stack string, t assembly.Token) (any, bool) {
+func (w *worker) token(stack string, t assembly.Token) (any, bool) {
 	if t.StackRef != "" {
-		if outs, ok := pr.plan.Outputs[t.StackRef]; ok {
+		if outs, ok := w.pr.planned(t.StackRef, w.id); ok {
 			v, ok := outs[t.OutputKey]
 			return v, ok && !resource.ContainsUnknown(v)
 		}
-		if st := pr.in.State[t.StackRef]; st != nil {
+		if st := w.pr.in.State[t.StackRef]; st != nil {
 			v, ok := st.Outputs[t.OutputKey]
 			return v, ok
 		}
 		return nil, false
 	}
-	s := pr.stackSteps(stack)[t.Ref]
+	s := w.dependency(stack, t.Ref)
 	if s == nil || s.Old == nil {
 		return nil, false
 	}
@@ -455,10 +620,36 @@ func (pr *predictor) token(stack string, t assembly.Token) (any, bool) {
 	return v, ok
 }
 
-func (pr *predictor) stackOutputs(as *assembly.Stack) resource.Properties {
+// dependency returns the step of resource ref of stack that node w.id depends on, or nil when it depends
+// on none: ref is not planned (not in the assembly, or left out by --target and --exclude). A {ref} token
+// is an edge of the graph, so the step is among w.id's dependencies.
+func (w *worker) dependency(stack, ref string) *Step {
+	g, id := w.pr.g, w.id
+	deps := g.deps[id]
+	if len(deps) <= 16 {
+		for _, d := range deps {
+			if n := g.Nodes[d]; n.Kind == ResourceNode && n.LogicalID == ref && n.Stack == stack {
+				return n.Step
+			}
+		}
+		return nil
+	}
+	if w.nearID != id+1 {
+		w.near, w.nearID = make(map[string]*Step, len(deps)), id+1
+		for _, d := range deps {
+			if n := g.Nodes[d]; n.Kind == ResourceNode && n.Stack == stack {
+				w.near[n.LogicalID] = n.Step
+			}
+		}
+	}
+	return w.near[ref]
+}
+
+// stackOutputs returns the predicted outputs of stack as, node w.id.
+func (w *worker) stackOutputs(as *assembly.Stack) resource.Properties {
 	out := resource.Properties{}
 	for key, o := range as.Outputs {
-		out[key] = pr.resolve(as.ID, o.Value)
+		out[key] = w.resolve(as.ID, o.Value)
 	}
 	return out
 }

@@ -1,0 +1,236 @@
+package planner
+
+import (
+	"slices"
+
+	"github.com/cdkx-dev/cdkx/assembly"
+	"github.com/cdkx-dev/cdkx/pkg/diag"
+	"github.com/cdkx-dev/cdkx/pkg/resource"
+	"github.com/cdkx-dev/cdkx/pkg/state"
+)
+
+// referenceMake is Make as it was before its workers (aa7420b): one walk of Order, the steps planned so
+// far found by logical ID in a map. The side-by-side test compares Make with it.
+func referenceMake(in Input) (*Plan, diag.Diagnostics) {
+	g, ds := in.Graph, diag.Diagnostics(nil)
+	if g == nil {
+		if g, ds = BuildGraph(in.Assembly, in.Stacks); ds.HasErrors() {
+			return nil, ds
+		}
+	}
+	stacks := stackIndex(in.Assembly)
+	var sel *Selection
+	if len(in.Targets)+len(in.Excludes) > 0 {
+		var nds diag.Diagnostics
+		if sel, g, nds = narrow(in, g, stacks); nds.HasErrors() {
+			return nil, append(ds, nds...)
+		}
+	}
+	p := &Plan{Graph: g, Outputs: map[string]resource.Properties{}, Assembly: in.Assembly, State: in.State, Selection: sel}
+	pr := &refPredictor{in: in, stacks: stacks, steps: map[string]map[string]*Step{}, plan: p, replace: map[string]bool{},
+		slab: make([]Step, 0, len(g.Nodes))}
+	if len(in.Replace) > 0 {
+		var keys []string
+		for _, n := range g.Nodes {
+			if n.Kind == ResourceNode {
+				keys = append(keys, n.Key())
+			}
+		}
+		resolved, err := resolveIDs("--replace", in.Replace, keys, in.Stacks, "the selected stacks")
+		if err != nil {
+			return nil, append(ds, diag.Diagnostic{Severity: diag.Error, Summary: err.Error()})
+		}
+		for _, i := range resolved {
+			pr.replace[keys[i]] = true
+		}
+	}
+	p.Steps = make([]*Step, 0, len(g.Nodes))
+	for _, id := range g.Order() {
+		n := g.Nodes[id]
+		switch n.Kind {
+		case StackNode:
+			p.Stacks = append(p.Stacks, n.Stack)
+			if sel.IsPartial(n.Stack) {
+				p.Outputs[n.Stack] = recordedOutputs(in.State[n.Stack])
+			} else {
+				p.Outputs[n.Stack] = pr.stackOutputs(stacks[n.Stack])
+			}
+		case ResourceNode:
+			r := n.resource
+			if r == nil {
+				r = stacks[n.Stack].Resource(n.LogicalID)
+			}
+			n.Step = pr.step(r, n.Stack, n.deps)
+			p.Steps = append(p.Steps, n.Step)
+		}
+	}
+	var recorded []*state.Stack
+	for _, name := range p.Stacks {
+		if st := in.State[name]; st != nil {
+			recorded = append(recorded, st)
+		}
+	}
+	if pr.ds.HasErrors() {
+		ds = append(ds, pr.ds...)
+		ds.Sort()
+		return nil, ds
+	}
+	rank(g)
+	p.Deletes, ds = deletes(stacks, recorded, sel)
+	return p, ds
+}
+
+// refPredictor computes, as Make did before it planned with workers, predicted inputs and outputs in graph order.
+type refPredictor struct {
+	in      Input
+	stacks  map[string]*assembly.Stack
+	plan    *Plan
+	slab    []Step                      // where step stores steps: one allocation for all of them
+	steps   map[string]map[string]*Step // by stack, by logical ID
+	replace map[string]bool             // keys forced to be replaced (--replace)
+	// ds are the errors of the schemas' CheckChange on updates.
+	ds diag.Diagnostics
+
+	// The last stack's steps and the last schema looked up: resources come stack by stack, and most of
+	// them share a few types.
+	lastStack          string
+	lastSteps          map[string]*Step
+	lastProvider, last string
+	lastSchema         resource.Schema
+}
+
+// stackSteps returns the steps of stack planned so far (an empty map to fill when there are none).
+func (pr *refPredictor) stackSteps(stack string) map[string]*Step {
+	if pr.lastSteps == nil || pr.lastStack != stack {
+		if pr.steps[stack] == nil {
+			size := 0
+			if as := pr.stacks[stack]; as != nil {
+				size = len(as.Resources)
+			}
+			pr.steps[stack] = make(map[string]*Step, size)
+		}
+		pr.lastStack, pr.lastSteps = stack, pr.steps[stack]
+	}
+	return pr.lastSteps
+}
+
+func (pr *refPredictor) schema(provider, typ string) resource.Schema {
+	if provider != pr.lastProvider || typ != pr.last || pr.lastSchema.Type == "" {
+		pr.lastSchema, _, _ = pr.in.Schemas(provider, typ)
+		pr.lastProvider, pr.last = provider, typ
+	}
+	return pr.lastSchema
+}
+
+// step plans resource r of stack; deps are its direct dependencies (ResourceDependencies), or nil to
+// compute them.
+func (pr *refPredictor) step(r *assembly.Resource, stack string, deps []string) *Step {
+	schema := pr.schema(r.Provider, r.Type)
+	var old *state.Resource
+	if st := pr.in.State[stack]; st != nil {
+		old = st.Resources[r.LogicalID]
+	}
+	if deps == nil {
+		deps = ResourceDependencies(r)
+	}
+	inputs, ok := pr.resolve(stack, r.Properties).(map[string]any)
+	if !ok || inputs == nil {
+		inputs = map[string]any{}
+	}
+	if len(pr.slab) == cap(pr.slab) {
+		pr.slab = make([]Step, 0, 64)
+	}
+	pr.slab = append(pr.slab, Step{Stack: stack, LogicalID: r.LogicalID, Type: r.Type, Provider: r.Provider, Resource: r,
+		Schema: schema, Old: old, Inputs: inputs, Dependencies: deps})
+	s := &pr.slab[len(pr.slab)-1]
+	s.Decision = Decide(schema, old, r.Type, r.Provider, s.Inputs, r.Metadata)
+	if len(pr.replace) > 0 && pr.replace[s.Key()] {
+		s.ForceReplace = true
+		s.Decision = ForceReplace(schema, s.Decision, r.Metadata)
+	}
+	if s.Op == OpUpdate && schema.CheckChange != nil {
+		pr.checkChange(s)
+	}
+	pr.stackSteps(stack)[r.LogicalID] = s
+	return s
+}
+
+// checkChange adds to pr.ds the errors of the schema's CheckChange on update s, at the resource's file
+// and JSON path, as validation reports them.
+func (pr *refPredictor) checkChange(s *Step) {
+	file := ""
+	if as := pr.stacks[s.Stack]; as != nil {
+		file = as.File
+	}
+	props := s.Resource.Path + ".properties"
+	for _, fe := range s.Schema.CheckChange(s.Old.Inputs, s.Inputs, isUnknown) {
+		at := props
+		if fe.Path != "" {
+			at = assembly.JoinPath(props, fe.Path)
+		}
+		pr.ds.Errorf(file, at, "%s", fe.Message)
+	}
+}
+
+// resolve returns a copy of v with each token replaced by its predicted value, or by resource.Unknown when
+// it cannot be predicted.
+func (pr *refPredictor) resolve(stack string, v any) any {
+	if t, ok := assembly.AsToken(v); ok {
+		if val, known := pr.token(stack, t); known {
+			return val
+		}
+		return resource.Unknown{}
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[k] = pr.resolve(stack, e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(v))
+		for i, e := range v {
+			l[i] = pr.resolve(stack, e)
+		}
+		return l
+	}
+	return v
+}
+
+func (pr *refPredictor) token(stack string, t assembly.Token) (any, bool) {
+	if t.StackRef != "" {
+		if outs, ok := pr.plan.Outputs[t.StackRef]; ok {
+			v, ok := outs[t.OutputKey]
+			return v, ok && !resource.ContainsUnknown(v)
+		}
+		if st := pr.in.State[t.StackRef]; st != nil {
+			v, ok := st.Outputs[t.OutputKey]
+			return v, ok
+		}
+		return nil, false
+	}
+	s := pr.stackSteps(stack)[t.Ref]
+	if s == nil || s.Old == nil {
+		return nil, false
+	}
+	switch s.Op {
+	case OpSame:
+	case OpUpdate:
+		if t.Attr != "crn" && !slices.Contains(s.Schema.StableOutputs, t.Attr) {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	v, ok := s.Old.Outputs[t.Attr]
+	return v, ok
+}
+
+func (pr *refPredictor) stackOutputs(as *assembly.Stack) resource.Properties {
+	out := resource.Properties{}
+	for key, o := range as.Outputs {
+		out[key] = pr.resolve(as.ID, o.Value)
+	}
+	return out
+}
