@@ -63,6 +63,10 @@ Terminal:
 Go runtime:
   GOGC                   the collector's heap growth in percent before it runs again (Go's default
                          100; cdkx diff uses 200 when GOGC is unset: faster, a little more memory)
+  GOMEMLIMIT             a soft limit on the process's memory, e.g. 500MiB (Go's default: none):
+                         the collector runs more often near it (a 100,000-resource deploy peaks
+                         at ~600 MB instead of ~900 MB, for ~10% more CPU); keep it above the
+                         run's live heap, or the collector runs all the time
 
 Providers:
   PDNS_API_URL           PowerDNS web server, e.g. http://127.0.0.1:8081
