@@ -1118,14 +1118,16 @@ const svcBigResources = 300
 
 // svcStartBigDeploy writes an assembly of stack "Big" (svcBigResources resources) into a new directory and
 // starts `cdkx deploy --state front.URL --concurrency concurrency` there. It returns once the deploy is
-// held mid-run: its first two commits (the stack's first, then a batch of creates) went through and its
-// next request waits in front until release is called. The fault a test makes before release thus always
-// lands mid-run, however fast the creates are (300 state-only creates take well under a second).
+// held mid-run: its first commit (the stack's CREATE_IN_PROGRESS) went through and its second, a batch of
+// creates, waits in front until release is called. The fault a test makes before release thus always
+// lands mid-run, however fast the creates are: 300 state-only creates take well under a second, and group
+// commit may write them all in that second commit, so holding any later request could hold the run's
+// completion instead.
 func svcStartBigDeploy(t *testing.T, bin string, env []string, front *svcFront, concurrency int) (dir string, live *svcLive, release func()) {
 	t.Helper()
 	dir = t.TempDir()
 	svcWriteAssembly(t, dir, []string{"Big"}, svcBigResources, "v1")
-	held, release := front.holdAfter(2, "")
+	held, release := front.holdAfter(1, "/commit")
 	t.Cleanup(release)
 	live = svcStart(t, bin, dir, env, "deploy", "--state", front.URL, "--concurrency", strconv.Itoa(concurrency))
 	select {
