@@ -100,9 +100,8 @@ interrupted or aborted.`,
 	return cmd
 }
 
-func deployRun(ctx context.Context, opts *Options) (err error) {
-	f, cfg := opts.F, opts.Config
-	l, err := cli.LoadAssembly(f, cfg, "nothing was deployed")
+func deployRun(ctx context.Context, opts *Options) error {
+	l, err := cli.LoadAssembly(opts.F, opts.Config, "nothing was deployed")
 	if err != nil {
 		return err
 	}
@@ -110,16 +109,14 @@ func deployRun(ctx context.Context, opts *Options) (err error) {
 	if err != nil {
 		return err
 	}
-	b, err := f.OpenBackend(ctx, cfg.State)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		// Closing writes the last WAL checkpoint; a failure there is worth knowing.
-		if cerr := b.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	return cli.WithBackend(ctx, opts.F, opts.Config, func(b state.Backend) error {
+		return deployWith(ctx, opts, l, stacks, b)
+	})
+}
+
+// deployWith records or runs the deploy of stacks of l on backend b.
+func deployWith(ctx context.Context, opts *Options, l *cli.Loaded, stacks []string, b state.Backend) error {
+	f, cfg := opts.F, opts.Config
 	env := cli.Env(f, cfg, b, l.Registry)
 	if opts.Propose || opts.NoWait {
 		status := state.StatusPending

@@ -13,6 +13,7 @@ import (
 	"github.com/cdkx-dev/cdkx/cmd/cdkx/internal/cli"
 	"github.com/cdkx-dev/cdkx/engine"
 	"github.com/cdkx-dev/cdkx/operation"
+	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
 // Options are the inputs of one `cdkx import`.
@@ -51,7 +52,7 @@ Nothing is changed at the provider.`,
 	}
 }
 
-func importRun(ctx context.Context, opts *Options) (err error) {
+func importRun(ctx context.Context, opts *Options) error {
 	f, cfg := opts.F, opts.Config
 	l, err := cli.LoadAssembly(f, cfg, "nothing was imported")
 	if err != nil {
@@ -61,15 +62,14 @@ func importRun(ctx context.Context, opts *Options) (err error) {
 	if err != nil {
 		return err
 	}
-	b, err := f.OpenBackend(ctx, cfg.State)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := b.Close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+	return cli.WithBackend(ctx, f, cfg, func(b state.Backend) error {
+		return importWith(ctx, opts, l, stack, r, b)
+	})
+}
+
+// importWith imports opts.PhysicalID as resource r of stack through backend b.
+func importWith(ctx context.Context, opts *Options, l *cli.Loaded, stack *assembly.Stack, r *assembly.Resource, b state.Backend) error {
+	f, cfg := opts.F, opts.Config
 	start := f.Now()
 	res, err := operation.Import{Env: cli.Env(f, cfg, b, l.Registry), Stack: stack.ID, Resource: r, PhysicalID: opts.PhysicalID}.Run(ctx)
 	if errors.Is(err, engine.ErrManaged) {
