@@ -161,7 +161,8 @@ func walk(t *testing.T, b *browser, c walkCase) {
 			if (n.nodeType === 1 && (n.matches('.event') || n.querySelector('.event'))) window.cdkxLive.added++; })
 			.observe(document.body, {childList: true, subtree: true});
 		return true; })()`)
-	time.Sleep(500 * time.Millisecond) // the page's event stream is open before the run starts
+	b.waitJS("the page's event stream open before the run starts",
+		`(document.getElementById('event-table') || {dataset: {}}).dataset.stream === 'open'`, actionTimeout)
 	c.run()
 	b.waitJS("the run's events arriving live until COMPLETED",
 		`window.cdkxLive && window.cdkxLive.added > 0 && (

@@ -44,10 +44,14 @@ func (c *console) eventsStream(w http.ResponseWriter, r *http.Request, s *sessio
 	if a, err := strconv.Atoi(r.URL.Query().Get("after")); err == nil && a > after {
 		after = a
 	}
-	flusher, _ := w.(http.Flusher)
+	// Through a ResponseController: a middleware's writer (cdkx server's request log) hides http.Flusher
+	// from a type assertion, and the stream would then reach the page only when it ends.
+	rc := http.NewResponseController(w)
+	flush := func() { _ = rc.Flush() } // a writer that cannot flush delivers at the end: no better to do
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	flush() // the page's EventSource opens now, not at the first event
 	send := func(event string, id int64, v any) bool {
 		b, err := json.Marshal(v)
 		if err != nil {
@@ -59,9 +63,7 @@ func (c *console) eventsStream(w http.ResponseWriter, r *http.Request, s *sessio
 		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b); err != nil {
 			return false
 		}
-		if flusher != nil {
-			flusher.Flush()
-		}
+		flush()
 		return true
 	}
 	tick := time.NewTicker(c.opts.PollEvery)
@@ -92,9 +94,7 @@ func (c *console) eventsStream(w http.ResponseWriter, r *http.Request, s *sessio
 			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
 				return
 			}
-			if flusher != nil {
-				flusher.Flush()
-			}
+			flush()
 			lastWrite = time.Now()
 		}
 		select {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -747,6 +748,40 @@ func TestConsoleEvents(t *testing.T) {
 	}
 	if events, err := e.src.Events(ctx, e.carol, otherScope, "r", 0); err != nil || len(events) != 0 {
 		t.Errorf("Events(carol, other, r) = %v, %v; want none", events, err)
+	}
+
+	// The page's stream, through the server's handlers (its request log wraps the writer): the events
+	// arrive while the deployment is still open, not when the stream ends.
+	b := e.browser()
+	b.login(e.bobTok)
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(sctx, http.MethodGet, e.ts.URL+"/org/proj/deployments/r/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.AddCookie(b.cookie)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET the event stream: %v", err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("GET the event stream = %d %s, want 200 text/event-stream", resp.StatusCode, ct)
+	}
+	var seen []string
+	for sc := bufio.NewScanner(resp.Body); len(seen) < 3 && sc.Scan(); {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var ev struct {
+				LogicalID string `json:"logicalId"`
+			}
+			if json.Unmarshal([]byte(data), &ev) == nil {
+				seen = append(seen, ev.LogicalID)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"R1", "R2", "R3"}, seen); diff != "" {
+		t.Errorf("events read from the open stream within 10 s (-want +got):\n%s", diff)
 	}
 }
 

@@ -6,6 +6,7 @@
   if (!table || !table.dataset.live || !window.EventSource) { return; }
   var body = table.tBodies[0];
   var es = new EventSource(table.dataset.live + "?after=" + encodeURIComponent(table.dataset.after || "0"));
+  es.onopen = function () { table.dataset.stream = "open"; }; // for tests and styles: events flow now
   es.addEventListener("event", function (m) {
     var e = JSON.parse(m.data), tr = document.createElement("tr");
     tr.className = "event";
