@@ -568,8 +568,20 @@ func isUnknown(v any) bool { return resource.ContainsUnknown(v) }
 // resolve returns a copy of v, a value of node w.id of stack, with each token replaced by its predicted
 // value, or by resource.Unknown when it cannot be predicted.
 func (w *worker) resolve(stack string, v any) any {
+	return predict(v, func(t assembly.Token) (any, bool) {
+		if t.StackRef != "" {
+			outs, planned := w.pr.planned(t.StackRef, w.id)
+			return predictedStackOutput(t, outs, planned, w.pr.in.State)
+		}
+		return predictedOutput(w.dependency(stack, t.Ref), t.Attr)
+	})
+}
+
+// predict returns a copy of v with each token replaced by what value says of it, or by resource.Unknown
+// when value does not know it.
+func predict(v any, value func(assembly.Token) (any, bool)) any {
 	if t, ok := assembly.AsToken(v); ok {
-		if val, known := w.token(stack, t); known {
+		if val, known := value(t); known {
 			return val
 		}
 		return resource.Unknown{}
@@ -578,46 +590,51 @@ func (w *worker) resolve(stack string, v any) any {
 	case map[string]any:
 		m := make(map[string]any, len(v))
 		for k, e := range v {
-			m[k] = w.resolve(stack, e)
+			m[k] = predict(e, value)
 		}
 		return m
 	case []any:
 		l := make([]any, len(v))
 		for i, e := range v {
-			l[i] = w.resolve(stack, e)
+			l[i] = predict(e, value)
 		}
 		return l
 	}
 	return v
 }
 
-func (w *worker) token(stack string, t assembly.Token) (any, bool) {
-	if t.StackRef != "" {
-		if outs, ok := w.pr.planned(t.StackRef, w.id); ok {
-			v, ok := outs[t.OutputKey]
-			return v, ok && !resource.ContainsUnknown(v)
-		}
-		if st := w.pr.in.State[t.StackRef]; st != nil {
-			v, ok := st.Outputs[t.OutputKey]
-			return v, ok
-		}
-		return nil, false
-	}
-	s := w.dependency(stack, t.Ref)
+// predictedOutput is the value output attr of the resource planned as s will have after the deploy, when
+// the plan knows it: a recorded output of a resource left alone, or a stable one (or its CRN) of a
+// resource updated in place. s nil (not planned) or without a record: unknown.
+func predictedOutput(s *Step, attr string) (any, bool) {
 	if s == nil || s.Old == nil {
 		return nil, false
 	}
 	switch s.Op {
 	case OpSame:
 	case OpUpdate:
-		if t.Attr != "crn" && !slices.Contains(s.Schema.StableOutputs, t.Attr) {
+		if attr != "crn" && !slices.Contains(s.Schema.StableOutputs, attr) {
 			return nil, false
 		}
 	default:
 		return nil, false
 	}
-	v, ok := s.Old.Outputs[t.Attr]
+	v, ok := s.Old.Outputs[attr]
 	return v, ok
+}
+
+// predictedStackOutput is the value of {stackRef} token t: from the predicted outputs of its stack when
+// that stack is planned (known unless they hold an unknown), else from its recorded state.
+func predictedStackOutput(t assembly.Token, outs resource.Properties, planned bool, st map[string]*state.Stack) (any, bool) {
+	if planned {
+		v, ok := outs[t.OutputKey]
+		return v, ok && !resource.ContainsUnknown(v)
+	}
+	if s := st[t.StackRef]; s != nil {
+		v, ok := s.Outputs[t.OutputKey]
+		return v, ok
+	}
+	return nil, false
 }
 
 // dependency returns the step of resource ref of stack that node w.id depends on, or nil when it depends

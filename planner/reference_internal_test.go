@@ -1,8 +1,6 @@
 package planner
 
 import (
-	"slices"
-
 	"github.com/cdkx-dev/cdkx/assembly"
 	"github.com/cdkx-dev/cdkx/pkg/diag"
 	"github.com/cdkx-dev/cdkx/pkg/resource"
@@ -172,59 +170,16 @@ func (pr *refPredictor) checkChange(s *Step) {
 	}
 }
 
-// resolve returns a copy of v with each token replaced by its predicted value, or by resource.Unknown when
-// it cannot be predicted.
+// resolve is the worker's resolve with the old lookups: the steps planned so far by logical ID, and the
+// stack outputs found in the plan so far (the prediction rules themselves are shared).
 func (pr *refPredictor) resolve(stack string, v any) any {
-	if t, ok := assembly.AsToken(v); ok {
-		if val, known := pr.token(stack, t); known {
-			return val
+	return predict(v, func(t assembly.Token) (any, bool) {
+		if t.StackRef != "" {
+			outs, planned := pr.plan.Outputs[t.StackRef]
+			return predictedStackOutput(t, outs, planned, pr.in.State)
 		}
-		return resource.Unknown{}
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(v))
-		for k, e := range v {
-			m[k] = pr.resolve(stack, e)
-		}
-		return m
-	case []any:
-		l := make([]any, len(v))
-		for i, e := range v {
-			l[i] = pr.resolve(stack, e)
-		}
-		return l
-	}
-	return v
-}
-
-func (pr *refPredictor) token(stack string, t assembly.Token) (any, bool) {
-	if t.StackRef != "" {
-		if outs, ok := pr.plan.Outputs[t.StackRef]; ok {
-			v, ok := outs[t.OutputKey]
-			return v, ok && !resource.ContainsUnknown(v)
-		}
-		if st := pr.in.State[t.StackRef]; st != nil {
-			v, ok := st.Outputs[t.OutputKey]
-			return v, ok
-		}
-		return nil, false
-	}
-	s := pr.stackSteps(stack)[t.Ref]
-	if s == nil || s.Old == nil {
-		return nil, false
-	}
-	switch s.Op {
-	case OpSame:
-	case OpUpdate:
-		if t.Attr != "crn" && !slices.Contains(s.Schema.StableOutputs, t.Attr) {
-			return nil, false
-		}
-	default:
-		return nil, false
-	}
-	v, ok := s.Old.Outputs[t.Attr]
-	return v, ok
+		return predictedOutput(pr.stackSteps(stack)[t.Ref], t.Attr)
+	})
 }
 
 func (pr *refPredictor) stackOutputs(as *assembly.Stack) resource.Properties {
