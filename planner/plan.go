@@ -111,42 +111,63 @@ type Input struct {
 	Graph *Graph
 }
 
-// Make builds the dependency graph of the selected stacks and diffs it against state, narrowed to
-// in.Targets and in.Excludes when given. Diagnostics report cycles, bad target IDs, reads of outputs that
-// targeting leaves unrecorded and deletes that a surviving resource still needs; with errors, the plan is
-// nil. It takes time linear in the size of the assembly and state it reads.
-func Make(in Input) (*Plan, diag.Diagnostics) {
-	g, ds := in.Graph, diag.Diagnostics(nil)
-	if g == nil {
-		if g, ds = BuildGraph(in.Assembly, in.Stacks); ds.HasErrors() {
-			return nil, ds
+// setup is what a plan is made from: the graph (narrowed by Input.Targets and Excludes), the stacks by ID,
+// the selection (nil without targets or exclusions), the keys Input.Replace names, and the diagnostics so far.
+type setup struct {
+	g       *Graph
+	stacks  map[string]*assembly.Stack
+	sel     *Selection
+	replace map[string]bool
+	ds      diag.Diagnostics
+}
+
+// prepare builds in's setup; false when its diagnostics hold errors (a cycle, a bad target or --replace ID).
+func prepare(in Input) (setup, bool) {
+	su := setup{g: in.Graph, replace: map[string]bool{}}
+	if su.g == nil {
+		if su.g, su.ds = BuildGraph(in.Assembly, in.Stacks); su.ds.HasErrors() {
+			return su, false
 		}
 	}
-	stacks := stackIndex(in.Assembly)
-	var sel *Selection
+	su.stacks = stackIndex(in.Assembly)
 	if len(in.Targets)+len(in.Excludes) > 0 {
 		var nds diag.Diagnostics
-		if sel, g, nds = narrow(in, g, stacks); nds.HasErrors() {
-			return nil, append(ds, nds...)
+		if su.sel, su.g, nds = narrow(in, su.g, su.stacks); nds.HasErrors() {
+			su.ds = append(su.ds, nds...)
+			return su, false
 		}
 	}
-	p := &Plan{Graph: g, Outputs: map[string]resource.Properties{}, Assembly: in.Assembly, State: in.State, Selection: sel}
-	pr := &predictor{in: in, g: g, stacks: stacks, sel: sel, plan: p, replace: map[string]bool{}, slab: make([]Step, len(g.Nodes))}
 	if len(in.Replace) > 0 {
 		var keys []string
-		for _, n := range g.Nodes {
+		for _, n := range su.g.Nodes {
 			if n.Kind == ResourceNode {
 				keys = append(keys, n.Key())
 			}
 		}
 		resolved, err := resolveIDs("--replace", in.Replace, keys, in.Stacks, "the selected stacks")
 		if err != nil {
-			return nil, append(ds, diag.Diagnostic{Severity: diag.Error, Summary: err.Error()})
+			su.ds = append(su.ds, diag.Diagnostic{Severity: diag.Error, Summary: err.Error()})
+			return su, false
 		}
 		for _, i := range resolved {
-			pr.replace[keys[i]] = true
+			su.replace[keys[i]] = true
 		}
 	}
+	return su, true
+}
+
+// Make builds the dependency graph of the selected stacks and diffs it against state, narrowed to
+// in.Targets and in.Excludes when given. Diagnostics report cycles, bad target IDs, reads of outputs that
+// targeting leaves unrecorded and deletes that a surviving resource still needs; with errors, the plan is
+// nil. It takes time linear in the size of the assembly and state it reads.
+func Make(in Input) (*Plan, diag.Diagnostics) {
+	su, ok := prepare(in)
+	g, stacks, sel, ds := su.g, su.stacks, su.sel, su.ds
+	if !ok {
+		return nil, ds
+	}
+	p := &Plan{Graph: g, Outputs: map[string]resource.Properties{}, Assembly: in.Assembly, State: in.State, Selection: sel}
+	pr := &predictor{in: in, g: g, stacks: stacks, sel: sel, plan: p, replace: su.replace, slab: make([]Step, len(g.Nodes))}
 	for _, id := range g.Order() {
 		if n := g.Nodes[id]; n.Kind == StackNode {
 			p.Stacks = append(p.Stacks, n.Stack)

@@ -10,38 +10,14 @@ import (
 // referenceMake is Make as it was before its workers (aa7420b): one walk of Order, the steps planned so
 // far found by logical ID in a map. The side-by-side test compares Make with it.
 func referenceMake(in Input) (*Plan, diag.Diagnostics) {
-	g, ds := in.Graph, diag.Diagnostics(nil)
-	if g == nil {
-		if g, ds = BuildGraph(in.Assembly, in.Stacks); ds.HasErrors() {
-			return nil, ds
-		}
-	}
-	stacks := stackIndex(in.Assembly)
-	var sel *Selection
-	if len(in.Targets)+len(in.Excludes) > 0 {
-		var nds diag.Diagnostics
-		if sel, g, nds = narrow(in, g, stacks); nds.HasErrors() {
-			return nil, append(ds, nds...)
-		}
+	su, ok := prepare(in)
+	g, stacks, sel, ds := su.g, su.stacks, su.sel, su.ds
+	if !ok {
+		return nil, ds
 	}
 	p := &Plan{Graph: g, Outputs: map[string]resource.Properties{}, Assembly: in.Assembly, State: in.State, Selection: sel}
-	pr := &refPredictor{in: in, stacks: stacks, steps: map[string]map[string]*Step{}, plan: p, replace: map[string]bool{},
+	pr := &refPredictor{in: in, stacks: stacks, steps: map[string]map[string]*Step{}, plan: p, replace: su.replace,
 		slab: make([]Step, 0, len(g.Nodes))}
-	if len(in.Replace) > 0 {
-		var keys []string
-		for _, n := range g.Nodes {
-			if n.Kind == ResourceNode {
-				keys = append(keys, n.Key())
-			}
-		}
-		resolved, err := resolveIDs("--replace", in.Replace, keys, in.Stacks, "the selected stacks")
-		if err != nil {
-			return nil, append(ds, diag.Diagnostic{Severity: diag.Error, Summary: err.Error()})
-		}
-		for _, i := range resolved {
-			pr.replace[keys[i]] = true
-		}
-	}
 	p.Steps = make([]*Step, 0, len(g.Nodes))
 	for _, id := range g.Order() {
 		n := g.Nodes[id]
