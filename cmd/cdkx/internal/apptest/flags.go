@@ -23,6 +23,18 @@ func DefaultConfig(change func(c *cli.Config)) *cli.Config {
 	return c
 }
 
+// WantOf returns a builder of a FlagCase's Want: fresh's options (a command's defaults) with change applied
+// (nil: none).
+func WantOf[O any](fresh func() *O) func(change func(o *O)) *O {
+	return func(change func(o *O)) *O {
+		o := fresh()
+		if change != nil {
+			change(o)
+		}
+		return o
+	}
+}
+
 // FlagCase is one row of a flag test: a command's arguments and CDKX_* variables, and the options its
 // run receives (O is the command's Options type) or the error it ends with.
 type FlagCase[O any] struct {

@@ -20,13 +20,7 @@ import (
 // TestNewCmdDeploy checks what the flags and the CDKX_* variables make of the options deployRun receives.
 // Not parallel: the variables are the process's (viper reads them there).
 func TestNewCmdDeploy(t *testing.T) {
-	base := func(change func(o *Options)) *Options {
-		o := &Options{Config: apptest.DefaultConfig(nil)}
-		if change != nil {
-			change(o)
-		}
-		return o
-	}
+	base := apptest.WantOf(func() *Options { return &Options{Config: apptest.DefaultConfig(nil)} })
 	apptest.TestFlags(t, []apptest.FlagCase[Options]{
 		{Name: "defaults", Want: base(nil)},
 		{Name: "stacks and plan flags",

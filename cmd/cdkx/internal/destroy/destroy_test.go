@@ -19,13 +19,7 @@ import (
 // TestNewCmdDestroy checks what the flags and the CDKX_* variables make of the options destroyRun
 // receives. Not parallel: the variables are the process's (viper reads them there).
 func TestNewCmdDestroy(t *testing.T) {
-	base := func(change func(o *Options)) *Options {
-		o := &Options{Config: apptest.DefaultConfig(nil)}
-		if change != nil {
-			change(o)
-		}
-		return o
-	}
+	base := apptest.WantOf(func() *Options { return &Options{Config: apptest.DefaultConfig(nil)} })
 	apptest.TestFlags(t, []apptest.FlagCase[Options]{
 		{Name: "defaults", Want: base(nil)},
 		{Name: "stacks", Args: []string{"App", "Zones"}, Want: base(func(o *Options) { o.Stacks = []string{"App", "Zones"} })},

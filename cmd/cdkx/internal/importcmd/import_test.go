@@ -14,13 +14,7 @@ import (
 
 // TestNewCmdImport checks what the arguments and flags make of the options importRun receives.
 func TestNewCmdImport(t *testing.T) {
-	base := func(change func(o *Options)) *Options {
-		o := &Options{Config: apptest.DefaultConfig(nil)}
-		if change != nil {
-			change(o)
-		}
-		return o
-	}
+	base := apptest.WantOf(func() *Options { return &Options{Config: apptest.DefaultConfig(nil)} })
 	apptest.TestFlags(t, []apptest.FlagCase[Options]{
 		{Name: "stack and logical ID", Args: []string{"Zones/Zone1", "example.test."},
 			Want: base(func(o *Options) { o.ID, o.PhysicalID = "Zones/Zone1", "example.test." })},

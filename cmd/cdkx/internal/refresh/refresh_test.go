@@ -16,13 +16,7 @@ import (
 // TestNewCmdRefresh checks what the arguments, flags and CDKX_* variables make of the options refreshRun
 // receives. Not parallel: the variables are the process's (viper reads them there).
 func TestNewCmdRefresh(t *testing.T) {
-	base := func(change func(o *Options)) *Options {
-		o := &Options{Config: apptest.DefaultConfig(nil)}
-		if change != nil {
-			change(o)
-		}
-		return o
-	}
+	base := apptest.WantOf(func() *Options { return &Options{Config: apptest.DefaultConfig(nil)} })
 	apptest.TestFlags(t, []apptest.FlagCase[Options]{
 		{Name: "defaults", Want: base(nil)},
 		{Name: "stacks and JSON", Args: []string{"App", "Zones", "--json"},
