@@ -52,7 +52,7 @@ rules as cdkx deployments and cdkx unlock. A state service has its own console, 
 				return err
 			}
 			opts.Config = cfg
-			if !isLoopback(opts.Listen) {
+			if !cli.IsLoopback(opts.Listen) {
 				return fmt.Errorf("refusing to listen on %s: the console listens only on a loopback address (127.0.0.1, ::1 or localhost); serve a team with cdkx server", opts.Listen)
 			}
 			if strings.HasPrefix(cfg.State, "http://") || strings.HasPrefix(cfg.State, "https://") {
@@ -66,19 +66,6 @@ rules as cdkx deployments and cdkx unlock. A state service has its own console, 
 	}
 	cmd.Flags().StringVar(&opts.Listen, "listen", "127.0.0.1:0", "loopback address to listen on (port 0: a free port)")
 	return cmd
-}
-
-// isLoopback reports whether addr (host:port) is on a loopback interface.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 func consoleRun(ctx context.Context, opts *Options) error {

@@ -131,19 +131,6 @@ Environment: CDKX_DATABASE_URL is the default of --database-url; CDKX_SERVER_SEC
 	return cmd
 }
 
-// isLoopback tells whether the host of addr is a loopback address or localhost.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
 func openServer(ctx context.Context, opts *Options, log *slog.Logger) (*server.Server, error) {
 	if opts.DatabaseURL == "" {
 		return nil, errors.New("no database: pass --database-url postgres://user@host:5432/cdkx or set CDKX_DATABASE_URL")
@@ -226,7 +213,7 @@ func secretsKey(opts *Options) ([]byte, error) {
 }
 
 func serverRun(ctx context.Context, opts *Options) error {
-	if !opts.ListenSet && !isLoopback(opts.Listen) {
+	if !opts.ListenSet && !cli.IsLoopback(opts.Listen) {
 		return fmt.Errorf("refusing to listen on %s, which is not a loopback address; pass --listen explicitly", opts.Listen)
 	}
 	log := slog.New(slog.NewJSONHandler(opts.F.IO.ErrOut, nil))

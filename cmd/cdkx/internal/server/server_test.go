@@ -62,14 +62,6 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-func TestIsLoopback(t *testing.T) {
-	for addr, want := range map[string]bool{"127.0.0.1:8080": true, "[::1]:80": true, "localhost:1": true, "0.0.0.0:8080": false, ":8080": false, "10.0.0.1:80": false} {
-		if got := isLoopback(addr); got != want {
-			t.Errorf("isLoopback(%q) = %v, want %v", addr, got, want)
-		}
-	}
-}
-
 func TestRefuseNonLoopbackDefault(t *testing.T) {
 	f := &cli.Factory{IO: &cli.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}}
 	if err := serverRun(context.Background(), &Options{F: f, Listen: "0.0.0.0:8080"}); err == nil {
