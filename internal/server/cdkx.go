@@ -80,6 +80,7 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/cdkx-dev/cdkx/internal/server/storage"
 	"github.com/cdkx-dev/cdkx/pkg/stateapi"
 )
 
@@ -91,12 +92,17 @@ func (s *Server) cdkxLocks(r *http.Request, c *call) (any, error) {
 	}
 	locks := []stateapi.ActiveUpdate{}
 	for _, l := range stored {
-		a := stateapi.ActiveUpdate{Stack: l.Stack, UpdateID: l.Update, Kind: l.Kind, Status: l.Status, CreatedAt: l.CreatedAt,
-			LeaseExpiresAt: l.LeaseExpires, HeartbeatAt: l.Heartbeat, Lock: l.Request}
-		if a.Lock == nil {
-			a.Lock = json.RawMessage("null")
-		}
-		locks = append(locks, a)
+		locks = append(locks, activeUpdate(l))
 	}
 	return stateapi.LocksResponse{Locks: locks}, nil
+}
+
+// activeUpdate is stored lock holder l as the API lists it.
+func activeUpdate(l storage.Lock) stateapi.ActiveUpdate {
+	a := stateapi.ActiveUpdate{Stack: l.Stack, UpdateID: l.Update, Kind: l.Kind, Status: l.Status, CreatedAt: l.CreatedAt,
+		LeaseExpiresAt: l.LeaseExpires, HeartbeatAt: l.Heartbeat, Lock: l.Request}
+	if a.Lock == nil {
+		a.Lock = json.RawMessage("null")
+	}
+	return a
 }

@@ -299,19 +299,11 @@ func (cs consoleSource) locks(ctx context.Context, sc console.Scope, stack strin
 	}
 	out := make([]heldLock, 0, len(stored))
 	for _, l := range stored {
-		h := heldLock{update: l.Update}
-		if len(l.Request) > 0 && string(l.Request) != "null" {
-			if err := json.Unmarshal(l.Request, &h.info); err != nil {
-				return nil, fmt.Errorf("lock holder of stack %s: %w", l.Stack, err)
-			}
-		} else {
-			h.info = state.LockInfo{ID: l.Update, Operation: l.Kind, User: "pulumi", StartedAt: l.CreatedAt, HeartbeatAt: l.CreatedAt}
+		info, err := activeUpdate(l).Holder()
+		if err != nil {
+			return nil, err
 		}
-		h.info.Stack = l.Stack
-		if l.Heartbeat != nil {
-			h.info.HeartbeatAt = *l.Heartbeat
-		}
-		out = append(out, h)
+		out = append(out, heldLock{info: info, update: l.Update})
 	}
 	return out, nil
 }

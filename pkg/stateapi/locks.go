@@ -2,7 +2,10 @@ package stateapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
+
+	"github.com/cdkx-dev/cdkx/pkg/state"
 )
 
 // LocksResponse is a cdkx extension: the answer of GET /api/cdkx/{org}/{project}/locks[?stack=S] (API
@@ -29,4 +32,24 @@ type ActiveUpdate struct {
 	// Lock is the UpdateProgramRequest.CdkxLock the update was created with, as sent: a pkg/state.LockInfo,
 	// or null for an update another client (the Pulumi CLI) created.
 	Lock json.RawMessage `json:"lock"`
+}
+
+// Holder returns the stack lock a is the update of: the LockInfo it was created with, or, for an update
+// another client (the Pulumi CLI) created, one that stands for it (ID the update's, operation its kind,
+// user "pulumi", started at its creation). Stack is a's and HeartbeatAt its last heartbeat when it sent
+// one. The error is a Lock that is not a LockInfo.
+func (a ActiveUpdate) Holder() (state.LockInfo, error) {
+	var h state.LockInfo
+	if len(a.Lock) > 0 && string(a.Lock) != "null" {
+		if err := json.Unmarshal(a.Lock, &h); err != nil {
+			return h, fmt.Errorf("lock holder of stack %s: %w", a.Stack, err)
+		}
+	} else {
+		h = state.LockInfo{ID: a.UpdateID, Operation: a.Kind, User: "pulumi", StartedAt: a.CreatedAt, HeartbeatAt: a.CreatedAt}
+	}
+	h.Stack = a.Stack
+	if a.HeartbeatAt != nil {
+		h.HeartbeatAt = *a.HeartbeatAt
+	}
+	return h, nil
 }

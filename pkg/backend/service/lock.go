@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -344,20 +343,11 @@ func (b *Backend) holders(ctx context.Context, stack string) ([]holder, error) {
 	}
 	var out []holder
 	for _, a := range resp.Locks {
-		h := holder{updateID: a.UpdateID, kind: a.Kind, status: a.Status}
-		if len(a.Lock) > 0 && string(a.Lock) != "null" {
-			if err := json.Unmarshal(a.Lock, &h.info); err != nil {
-				return nil, fmt.Errorf("read lock holder of stack %s: %w", a.Stack, err)
-			}
-		} else {
-			// An update another client (the Pulumi CLI) created: its update ID stands for the lock.
-			h.info = state.LockInfo{ID: a.UpdateID, Operation: a.Kind, User: "pulumi", StartedAt: a.CreatedAt, HeartbeatAt: a.CreatedAt}
+		info, err := a.Holder() // an update the Pulumi CLI created stands for the lock itself
+		if err != nil {
+			return nil, fmt.Errorf("read %w", err)
 		}
-		h.info.Stack = a.Stack
-		if a.HeartbeatAt != nil {
-			h.info.HeartbeatAt = *a.HeartbeatAt
-		}
-		out = append(out, h)
+		out = append(out, holder{info: info, updateID: a.UpdateID, kind: a.Kind, status: a.Status})
 	}
 	return out, nil
 }
