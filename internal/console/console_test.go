@@ -737,15 +737,93 @@ func TestStackPage(t *testing.T) {
 	}
 }
 
-func TestBigPlanPaged(t *testing.T) {
-	t.Parallel()
+// bigPlanSource is a Source whose every deployment is the proposal with a plan of 100,000 creates.
+func bigPlanSource() *fakeSource {
 	big := proposal
 	big.Plan = &state.Plan{Create: 100000, Values: true}
 	for i := range 100000 {
 		big.Plan.Steps = append(big.Plan.Steps, state.PlanStep{Resource: fmt.Sprintf("dns/R%d", i), Stack: "dns", LogicalID: fmt.Sprintf("R%d", i),
 			Type: "t", Op: "create", Inputs: map[string]any{"n": i}})
 	}
-	src := &fakeSource{DeploymentF: func(context.Context, Caller, Scope, string) (*state.Deployment, error) { return &big, nil }}
+	return &fakeSource{DeploymentF: func(context.Context, Caller, Scope, string) (*state.Deployment, error) { return &big, nil }}
+}
+
+// BenchmarkBigPlanPage serves the page of a deployment whose plan has 100,000 steps (a page of steps deep
+// in it): issue 23 asks that its summary show at once.
+func BenchmarkBigPlanPage(b *testing.B) {
+	srv := httptest.NewServer(New(bigPlanSource(), Options{}))
+	defer srv.Close()
+	jar, _ := cookiejar.New(nil)
+	cl := &http.Client{Jar: jar}
+	if resp, err := cl.PostForm(srv.URL+"/login", url.Values{"token": {"good"}}); err != nil || resp.StatusCode != 200 {
+		b.Fatalf("login: %v", err)
+	} else {
+		resp.Body.Close()
+	}
+	for b.Loop() {
+		resp, err := cl.Get(srv.URL + "/acme/web/deployments/" + proposal.ID + "?steps=40000")
+		if err != nil || resp.StatusCode != 200 {
+			b.Fatalf("GET the page: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
+
+// TestEventsPaged: a run's events are shown a page at a time, the newest first shown (and only there
+// streamed live), with links to earlier and later pages.
+func TestEventsPaged(t *testing.T) {
+	t.Parallel()
+	running := proposal
+	running.Status = state.StatusRunning
+	var all []state.Event
+	for i := range 1200 {
+		all = append(all, state.Event{Seq: int64(i + 1), Time: t0, Stack: "dns", LogicalID: fmt.Sprintf("E%d", i+1), Status: "CREATE_COMPLETE"})
+	}
+	src := &fakeSource{
+		DeploymentF: func(context.Context, Caller, Scope, string) (*state.Deployment, error) { return &running, nil },
+		EventsF:     func(context.Context, Caller, Scope, string, int) ([]state.Event, error) { return all, nil },
+	}
+	c := newClient(t, src, Options{})
+	c.login("good")
+	page := "/acme/web/deployments/" + running.ID
+	tests := []struct {
+		query                    string
+		want, notWant            []string
+		live, earlier, laterLink bool
+	}{
+		{"", []string{"Events 701–1200 of 1200.", ">E701<", ">E1200<", `data-after="1200"`}, []string{">E700<"}, true, true, false},
+		{"?events=0", []string{"Events 1–500 of 1200.", ">E1<", ">E500<"}, []string{">E501<"}, false, false, true},
+		{"?events=600", []string{"Events 601–1100 of 1200."}, nil, false, true, true},
+		{"?events=99999", []string{"Events 701–1200 of 1200."}, nil, true, true, false},
+	}
+	for _, tt := range tests {
+		_, body := c.get(page + tt.query)
+		for _, w := range tt.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s%s lacks %q", page, tt.query, w)
+			}
+		}
+		for _, w := range tt.notWant {
+			if strings.Contains(body, w) {
+				t.Errorf("%s%s shows %q, on another page", page, tt.query, w)
+			}
+		}
+		if got := strings.Contains(body, "data-live="); got != tt.live {
+			t.Errorf("%s%s live = %v, want %v", page, tt.query, got, tt.live)
+		}
+		if got := strings.Contains(body, ">Earlier events<"); got != tt.earlier {
+			t.Errorf("%s%s has a link to earlier events = %v, want %v", page, tt.query, got, tt.earlier)
+		}
+		if got := strings.Contains(body, ">Later events<"); got != tt.laterLink {
+			t.Errorf("%s%s has a link to later events = %v, want %v", page, tt.query, got, tt.laterLink)
+		}
+	}
+}
+
+func TestBigPlanPaged(t *testing.T) {
+	t.Parallel()
+	src := bigPlanSource()
 	c := newClient(t, src, Options{})
 	c.login("good")
 	start := time.Now()

@@ -180,8 +180,11 @@ func (c *console) stackPage(w http.ResponseWriter, r *http.Request, s *session, 
 
 // --- deployment ---
 
-// stepsPage is how many plan steps a deployment page shows at once.
-const stepsPage = 200
+// stepsPage is how many plan steps a deployment page shows at once, eventsPage how many events.
+const (
+	stepsPage  = 200
+	eventsPage = 500
+)
 
 // stepView is one step of a plan as the page shows it: its lines, plain text, and its op.
 type stepView struct {
@@ -201,7 +204,21 @@ func (c *console) deploymentPage(w http.ResponseWriter, r *http.Request, s *sess
 		c.sourceError(w, r, s, err)
 		return
 	}
-	data := map[string]any{"Title": "Deployment " + d.ID, "D": d, "Events": events, "Live": d.Status.Queued()}
+	// The events a page at a time, the newest by default (a run of 100,000 resources has 200,000): live
+	// only on that last page, where the stream's new events belong.
+	efrom := max(0, len(events)-eventsPage)
+	if v, err := strconv.Atoi(r.URL.Query().Get("events")); err == nil {
+		efrom = max(0, min(v, efrom))
+	}
+	eto := min(efrom+eventsPage, len(events))
+	data := map[string]any{"Title": "Deployment " + d.ID, "D": d, "Events": events[efrom:eto],
+		"Live": d.Status.Queued() && eto == len(events), "EventsFrom": efrom + 1, "EventsTo": eto, "EventsTotal": len(events)}
+	if efrom > 0 {
+		data["EventsPrev"] = strconv.Itoa(max(0, efrom-eventsPage))
+	}
+	if eto < len(events) {
+		data["EventsNext"] = strconv.Itoa(eto)
+	}
 	// The plan: counts at once, steps a page at a time.
 	if d.Plan != nil {
 		from, _ := strconv.Atoi(r.URL.Query().Get("steps"))
