@@ -145,12 +145,9 @@ func (l *Local) Deployments(ctx context.Context, _ Caller, s Scope, q Query) (Pa
 		before = b
 	}
 	ds, err := l.Backend.ListDeployments(ctx, state.DeploymentFilter{Stack: q.Stack, Statuses: q.Statuses, Kinds: q.Kinds,
-		Before: before, Limit: limit})
+		Before: before, Limit: limit, NoPlans: true})
 	if err != nil {
 		return Page{}, err
-	}
-	for i := range ds {
-		ds[i].Plan = nil
 	}
 	out := Page{Deployments: ds}
 	if next := state.NextBefore(ds, limit); next > 0 {

@@ -176,6 +176,9 @@ type DeploymentFilter struct {
 	Before int64
 	// Limit keeps the newest Limit (0: all).
 	Limit int
+	// NoPlans leaves the plans out (nil Plan): lists that show none need not read and decode them (a
+	// 100,000-resource plan is ~30 MB of JSON).
+	NoPlans bool
 }
 
 // Match reports whether d passes the filter's Stack, Statuses, Kinds, IDPrefix and Before (Limit aside).

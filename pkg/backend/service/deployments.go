@@ -232,7 +232,13 @@ func (b *Backend) ListDeployments(ctx context.Context, f state.DeploymentFilter)
 	}
 	// A server older than idPrefix, kind or before ignores them: keep only what the filter selects. (Such a
 	// server's page may then be short: its cursor still works, from the last deployment it sent.)
-	return slices.DeleteFunc(resp.Deployments, func(d state.Deployment) bool { return !f.Match(&d) }), nil
+	out := slices.DeleteFunc(resp.Deployments, func(d state.Deployment) bool { return !f.Match(&d) })
+	if f.NoPlans { // the server sends them: let them go at once
+		for i := range out {
+			out[i].Plan = nil
+		}
+	}
+	return out, nil
 }
 
 // GetDeployment returns one deployment with its snapshot; ErrNotFound (wrapped) when absent.

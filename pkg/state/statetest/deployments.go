@@ -311,6 +311,20 @@ func (c *config) testDeployments(t *testing.T, b state.Backend) {
 					t.Errorf("ListDeployments(%+v): %s has a snapshot, want none", tt.f, d.ID)
 				}
 			}
+			// NoPlans: the same records without their plans.
+			f := tt.f
+			f.NoPlans = true
+			bare, err := b.ListDeployments(ctx, f)
+			if err != nil {
+				t.Fatalf("ListDeployments(%+v) = %v", f, err)
+			}
+			want := slices.Clone(tt.want)
+			for i := range want {
+				want[i].Plan = nil
+			}
+			if diff := cmp.Diff(want, bare, c.cmp()); diff != "" {
+				t.Errorf("ListDeployments(%+v) (-want +got):\n%s", f, diff)
+			}
 		}
 	})
 }

@@ -27,6 +27,11 @@ type Rows interface {
 const DeploymentColumns = `id, stack, kind, status, message, seq, created_by, approved_by, rejected_by, aborted_by, ` +
 	`approval_comment, rejection_comment, cdkx_version, snapshot_hash, ` + payloadPlan + `, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error, approved_at`
 
+// ListColumns are DeploymentColumns with the plan left out (read as NULL): lists that show no plan
+// (state.DeploymentFilter.NoPlans).
+const ListColumns = `id, stack, kind, status, message, seq, created_by, approved_by, rejected_by, aborted_by, ` +
+	`approval_comment, rejection_comment, cdkx_version, snapshot_hash, NULL, state_version, created_at, started_at, finished_at, heartbeat_at, runner, version, error, approved_at`
+
 // SnapshotColumn selects, FROM deployments, the deployment's snapshot (NULL when it has none).
 const SnapshotColumn = `(SELECT p.snapshot FROM deployment_payloads AS p WHERE p.id = deployments.id)`
 

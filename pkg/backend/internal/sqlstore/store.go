@@ -306,7 +306,11 @@ func (s *Store) ListDeployments(ctx context.Context, f state.DeploymentFilter) (
 		args = append(args, f.Before)
 		where = append(where, fmt.Sprintf("seq < $%d", len(args)))
 	}
-	query := `SELECT ` + sqlschema.DeploymentColumns + ` FROM deployments`
+	columns := sqlschema.DeploymentColumns
+	if f.NoPlans {
+		columns = sqlschema.ListColumns
+	}
+	query := `SELECT ` + columns + ` FROM deployments`
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
